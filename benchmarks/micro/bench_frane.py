@@ -24,7 +24,7 @@ distances it is the vector's norm. Create that environment with::
 The peer runs in a child process (its import configures the root logger, and it writes
 into the array it is given); its time covers ``fit`` only.
 
-Run: ``python benchmarks/rankers/bench_frane.py`` (``--quick`` for a smoke test;
+Run: ``python benchmarks/micro/bench_frane.py`` (``--quick`` for a smoke test;
 ``--datasets colon ALLAML`` adds real data from ../shared/data/skfeature when present —
 the reference needs minutes per thousand features there).
 """

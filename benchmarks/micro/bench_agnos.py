@@ -12,8 +12,8 @@ them, among 480 noise probes; the indices are the data set's documented ground t
 
 Example::
 
-    python benchmarks/rankers/bench_agnos.py
-    python benchmarks/rankers/bench_agnos.py --shapes 200x500 100x5000 --madelon
+    python benchmarks/micro/bench_agnos.py
+    python benchmarks/micro/bench_agnos.py --shapes 200x500 100x5000 --madelon
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ BLAS runs single-threaded by default (``--blas-threads``): both sides make small
 matrix-vector products, and on a shared, loaded machine OpenBLAS's spinning threads make
 those tens of times slower, which would measure the machine rather than the algorithms.
 
-Run: ``python benchmarks/rankers/bench_urelief.py`` (``--quick`` for a smoke test).
+Run: ``python benchmarks/micro/bench_urelief.py`` (``--quick`` for a smoke test).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ The peer runs in a child process with a time budget; a size it cannot finish in 
 reported as such, with our numbers alone. ``--svm-rfe`` also times our SVM-RFE against
 scikit-learn's RFE around ``SVC(kernel="linear")`` (the naive loop) on the same task.
 
-Run: ``python benchmarks/rankers/bench_relief.py`` (``--quick`` for a smoke test).
+Run: ``python benchmarks/micro/bench_relief.py`` (``--quick`` for a smoke test).
 """
 
 from __future__ import annotations

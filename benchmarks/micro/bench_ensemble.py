@@ -21,8 +21,8 @@ loop (for each feature a tree splits on, permute that column of the OOB rows and
 
 Example::
 
-    python benchmarks/rankers/bench_ensemble.py
-    python benchmarks/rankers/bench_ensemble.py --trees 20 --rf-trees 3 --no-madelon
+    python benchmarks/micro/bench_ensemble.py
+    python benchmarks/micro/bench_ensemble.py --trees 20 --rf-trees 3 --no-madelon
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ second run only when the first left enough budget. The peer's timing is of the a
 call, which builds its graph with its own code (MCFS, NDFS, Laplacian) or kernel (SPEC).
 
 Needs ``pip install skfeature-chappers`` (benchmark only, pure Python).
-Run: ``python benchmarks/rankers/bench_spectral.py`` (``--quick`` for a smoke test).
+Run: ``python benchmarks/micro/bench_spectral.py`` (``--quick`` for a smoke test).
 """
 
 from __future__ import annotations

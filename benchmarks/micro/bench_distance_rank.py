@@ -10,8 +10,8 @@ larger matrix, for a few block sizes.
 
 Example::
 
-    python benchmarks/rankers/bench_distance_rank.py
-    python benchmarks/rankers/bench_distance_rank.py --features 200 --memory-features 500
+    python benchmarks/micro/bench_distance_rank.py
+    python benchmarks/micro/bench_distance_rank.py --features 200 --memory-features 500
 """
 
 from __future__ import annotations

@@ -1,0 +1,550 @@
+"""Shared harness of the protocol benchmarks: data, a disk cache of cells, a time budget.
+
+A *cell* is one unit of work, e.g. one (data set, ranker) pair of a protocol. Every cell
+runs in its own child Python process with a wall-clock budget; a cell that raises, dies
+or runs over the budget is recorded with its status (``ok``, ``error``, ``timeout``) and
+the reason, never dropped. Each finished cell is written at once to one JSON file in the
+cache (``<cache>/<protocol>/<dataset>/<ranker>__<settings hash>.json``), so an
+interrupted run resumes where it stopped and a second run reuses every cell whose
+settings are unchanged.
+
+Cells run ``--n-jobs`` at a time through joblib (``--backend loky``, ``threading`` or
+``dask``; dask needs ``--scheduler`` for a cluster whose workers see the same paths, or
+starts a local one). The child process is started by the joblib task, so the budget can
+end it (its whole process group) whatever the backend.
+
+Run as ``python benchmarks/_protocol.py --cell IN.json OUT.json`` it is that child: it
+imports the protocol script named in the cell and calls its ``compute_cell(payload)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+DEFAULT_DATA_DIR = ROOT.parent / "shared" / "data" / "skfeature"
+STATUSES = ("ok", "error", "timeout")
+# outside the repository: the cache is large and the results folder holds small tables only
+DEFAULT_CACHE = (
+    Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "moweights-benchmarks"
+)
+# the repository root, so the scripts also run from a checkout where the project is not
+# installed (appended: an installed copy wins)
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))
+
+
+# ------------------------------------------------------------------ data
+@dataclass(frozen=True)
+class Dataset:
+    """One row of a data folder's MANIFEST.csv (``path`` is None when the file is missing)."""
+
+    name: str
+    path: str | None
+    n_samples: int
+    n_features: int
+    n_classes: int
+    sha256: str
+
+    @property
+    def size(self) -> int:
+        return self.n_samples * self.n_features
+
+
+def list_datasets(data_dir: str | Path = DEFAULT_DATA_DIR) -> tuple[list[Dataset], list[str]]:
+    """The data sets of ``data_dir`` present on disk, and the names listed but missing.
+
+    ``data_dir`` holds ``.mat`` files (``X``, ``Y``) and a ``MANIFEST.csv`` with the
+    columns ``name, file, n_samples, n_features, n_classes`` (``sha256`` optional); a row
+    with an empty ``file``, or whose file is absent, is missing.
+    """
+    data_dir = Path(data_dir)
+    manifest = pd.read_csv(data_dir / "MANIFEST.csv", dtype={"file": str}, keep_default_na=False)
+    present, missing = [], []
+    for row in manifest.itertuples(index=False):
+        path = data_dir / row.file if row.file else None
+        if path is None or not path.is_file():
+            missing.append(row.name)
+            continue
+        sha = getattr(row, "sha256", "") or ""
+        present.append(
+            Dataset(row.name, str(path), row.n_samples, row.n_features, row.n_classes, sha)
+        )
+    return sorted(present, key=lambda d: d.size), missing
+
+
+#: left out by default, as in the ensemble and FRANe papers (§5.1): a near copy of ORL,
+#: and the rank tests assume independent data sets (still run when named in --datasets)
+NOT_INDEPENDENT = ("orlraws10P",)
+
+
+def select_datasets(
+    available: list[Dataset], missing: list[str], names: list[str] | None, smallest: int | None
+) -> tuple[list[Dataset], list[str]]:
+    """The data sets asked for (by name, case-insensitive; or the ``smallest`` few).
+
+    Without ``names``: every data set present except :data:`NOT_INDEPENDENT`. Returns the
+    selection and the requested names that are missing (skipped by name). An unknown
+    name is an error listing the known ones.
+    """
+    by_name = {d.name.lower(): d for d in available}
+    known = set(by_name) | {m.lower() for m in missing}
+    if names:
+        unknown = [n for n in names if n.lower() not in known]
+        if unknown:
+            raise SystemExit(
+                f"unknown data set(s) {unknown}; known: {sorted(d.name for d in available)} "
+                f"(missing here: {missing})"
+            )
+        chosen = [by_name[n.lower()] for n in names if n.lower() in by_name]
+        skipped = [n for n in names if n.lower() not in by_name]
+    else:
+        chosen = [d for d in available if d.name not in NOT_INDEPENDENT]
+        skipped = list(missing)
+    if smallest:
+        chosen = sorted(chosen, key=lambda d: d.size)[:smallest]
+    return chosen, skipped
+
+
+def load_dataset(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """``X`` as float64 (the files keep uint8/int16/... dtypes) and ``Y`` as a 1-D array."""
+    from scipy.io import loadmat
+
+    content = loadmat(path)
+    return np.asarray(content["X"], dtype=np.float64), np.asarray(content["Y"]).ravel()
+
+
+# ------------------------------------------------------------------ cells and cache
+# the modules every ranker's result goes through
+_SHARED_MODULES = ("rankers.base", "rankers.validation", "rankers.preprocessing")
+
+
+def code_fingerprint(rankers: Iterable[str] = (), modules: Iterable[str] = ()) -> str:
+    """A hash of the source code a cell's result depends on, so editing it invalidates the cell.
+
+    ``rankers`` are registry names (their class's module and the shared ranker modules
+    count; ``"random"`` and peers have none); ``modules`` are dotted module names (the
+    evaluation code). Other edits in the repository leave cached cells valid.
+    """
+    import rankers as registry
+
+    names = set(modules)
+    for name in rankers:
+        if name != "random":
+            names.add(registry.get_class(name).__module__)
+            names.update(_SHARED_MODULES)
+    digest = hashlib.sha1()
+    for name in sorted(names):
+        origin = importlib.util.find_spec(name).origin
+        digest.update(name.encode() + b"\0" + Path(origin).read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def settings_hash(settings: dict) -> str:
+    """A short stable hash of the JSON form of ``settings``."""
+    text = json.dumps(settings, sort_keys=True, default=str)
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+@dataclass
+class Cell:
+    """One unit of work: what the child needs (``payload``) and where its result lives."""
+
+    protocol: str
+    dataset: str
+    ranker: str
+    settings: dict  # everything that changes the result; hashed into the cache key
+    payload: dict = field(default_factory=dict)  # extra child inputs that do not (paths)
+
+    @property
+    def key(self) -> str:
+        return settings_hash(
+            {"protocol": self.protocol, "dataset": self.dataset, "ranker": self.ranker}
+            | self.settings
+        )
+
+    def cache_path(self, cache_dir: Path) -> Path:
+        safe = self.ranker.replace("/", "_").replace(":", "-")
+        return Path(cache_dir) / self.protocol / self.dataset / f"{safe}__{self.key}.json"
+
+
+def read_cached(cell: Cell, cache_dir: Path, budget: float, retry_failed: bool) -> dict | None:
+    """The cached record of ``cell`` if it can stand for a run with this budget.
+
+    ``ok`` records always do; a ``timeout`` does unless the new budget is larger; an
+    ``error`` does unless ``retry_failed``.
+    """
+    path = cell.cache_path(cache_dir)
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None  # a torn write: run the cell again
+    status = record.get("status")
+    if status == "timeout" and budget > record.get("budget", 0.0):
+        return None
+    if status == "error" and retry_failed:
+        return None
+    return record | {"cached": True}
+
+
+def _write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, default=_json_default))
+    tmp.replace(path)  # atomic: a reader never sees half a file
+
+
+def _json_default(value: Any):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _thread_env(threads: int | None) -> dict:
+    env = dict(os.environ)
+    if threads:
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            env[var] = str(threads)
+    env["PYTHONWARNINGS"] = "ignore"
+    return env
+
+
+def run_in_child(cell: Cell, script: str, budget: float, threads: int | None) -> dict:
+    """Run ``script``'s ``compute_cell`` for ``cell`` in a child process under ``budget`` s."""
+    base = {"protocol": cell.protocol, "dataset": cell.dataset, "ranker": cell.ranker}
+    base |= {"key": cell.key, "settings": cell.settings, "budget": budget, "result": None}
+    with tempfile.TemporaryDirectory(prefix="cell_") as tmp:
+        src, dst = Path(tmp) / "in.json", Path(tmp) / "out.json"
+        payload = {"script": script, "dataset": cell.dataset, "ranker": cell.ranker}
+        _write_json(src, payload | {"settings": cell.settings} | cell.payload)
+        start = time.perf_counter()
+        # a session of its own: on timeout the whole group (the cell's own children too) ends
+        proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--cell", str(src), str(dst)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=_thread_env(threads),
+            start_new_session=True,
+        )
+        try:
+            _, stderr = proc.communicate(timeout=budget)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            wall = time.perf_counter() - start
+            reason = f"over the budget of {budget:g} s"
+            return (
+                base
+                | {"status": "timeout", "reason": reason, "seconds": wall}
+                | {"wall_seconds": wall}
+            )
+        wall = time.perf_counter() - start
+        if dst.is_file():
+            return base | json.loads(dst.read_text()) | {"wall_seconds": wall}
+        tail = (stderr or b"").decode(errors="replace").strip().splitlines()[-3:]
+        code = proc.returncode
+        how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
+        reason = f"child {how} (no result): {' | '.join(tail)}"
+        return base | {"status": "error", "reason": reason, "seconds": wall, "wall_seconds": wall}
+
+
+def _child_main(src: str, dst: str) -> None:
+    payload = json.loads(Path(src).read_text())
+    spec = importlib.util.spec_from_file_location("_protocol_cell_script", payload["script"])
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    start = time.perf_counter()
+    try:
+        result = module.compute_cell(payload)
+        out = {"status": "ok", "reason": "", "result": result}
+    except Exception as exc:  # recorded with its reason, never fatal for the run
+        frames = traceback.extract_tb(exc.__traceback__)[-1:]
+        where = f" at {Path(frames[0].filename).name}:{frames[0].lineno}" if frames else ""
+        out = {"status": "error", "reason": f"{type(exc).__name__}: {exc}{where}"[:500]}
+    out["seconds"] = time.perf_counter() - start
+    _write_json(Path(dst), out)
+
+
+def _backend(backend: str, scheduler: str | None, n_jobs: int):
+    """A context that makes joblib use ``backend`` (a local dask cluster if no scheduler)."""
+    from joblib import parallel_config
+
+    if backend != "dask":
+        return parallel_config(backend=backend, n_jobs=n_jobs)
+    from distributed import Client, LocalCluster
+
+    stack = contextlib.ExitStack()
+    if scheduler:
+        stack.enter_context(Client(scheduler))
+    else:  # tasks only wait on their child process: threads are enough
+        cluster = stack.enter_context(
+            LocalCluster(n_workers=1, threads_per_worker=n_jobs, processes=False)
+        )
+        stack.enter_context(Client(cluster))
+    stack.enter_context(parallel_config(backend="dask", n_jobs=n_jobs))
+    return stack
+
+
+def run_cells(
+    cells: list[Cell],
+    *,
+    script: str,
+    cache_dir: str | Path,
+    budget: float,
+    n_jobs: int = 1,
+    backend: str = "loky",
+    scheduler: str | None = None,
+    threads: int | None = 1,
+    retry_failed: bool = False,
+    progress: bool = True,
+) -> list[dict]:
+    """Records of every cell (cached or run now), in the order of ``cells``."""
+    from joblib import Parallel, delayed
+    from tqdm.auto import tqdm
+
+    cache_dir = Path(cache_dir)
+    records: dict[int, dict] = {}
+    todo = []
+    for i, cell in enumerate(cells):
+        cached = read_cached(cell, cache_dir, budget, retry_failed)
+        if cached is None:
+            todo.append(i)
+        else:
+            records[i] = cached
+    bar = tqdm(total=len(cells), initial=len(records), disable=not progress, unit="cell")
+    if todo:
+        with _backend(backend, scheduler, n_jobs):
+            parallel = Parallel(return_as="generator_unordered")
+            jobs = (delayed(_indexed)(i, cells[i], script, budget, threads) for i in todo)
+            for i, record in parallel(jobs):
+                record["cached"] = False
+                _write_json(cells[i].cache_path(cache_dir), record)
+                records[i] = record
+                bar.set_postfix_str(f"{record['dataset']}/{record['ranker']}: {record['status']}")
+                bar.update()
+    bar.close()
+    return [records[i] for i in range(len(cells))]
+
+
+def _indexed(i: int, cell: Cell, script: str, budget: float, threads) -> tuple[int, dict]:
+    return i, run_in_child(cell, script, budget, threads)
+
+
+# ------------------------------------------------------------------ output
+def status_table(records: Iterable[dict]) -> pd.DataFrame:
+    """One row per cell: data set, ranker, status, reason, seconds, cached."""
+    cols = ["dataset", "ranker", "status", "reason", "seconds", "cached"]
+    return pd.DataFrame([{c: r.get(c) for c in cols} for r in records], columns=cols)
+
+
+def to_markdown(frame: pd.DataFrame, floatfmt: str = ".4g", index: bool = True) -> str:
+    """A GitHub markdown table (pandas' own needs the optional ``tabulate``)."""
+    frame = frame.reset_index() if index else frame
+
+    def fmt(v) -> str:
+        if isinstance(v, (float, np.floating)):
+            return "" if np.isnan(v) else format(v, floatfmt)
+        return str(v).replace("|", "\\|")
+
+    head = [str(c) for c in frame.columns]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in frame.itertuples(False)]
+    return "\n".join(lines)
+
+
+def write_table(frame: pd.DataFrame, out_dir: Path, stem: str, index: bool = True) -> None:
+    """``<stem>.csv`` and ``<stem>.md`` in ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(out_dir / f"{stem}.csv", index=index)
+    (out_dir / f"{stem}.md").write_text(to_markdown(frame, index=index) + "\n")
+
+
+def _complete_part(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` less the rows/columns with the largest share of NaN, until none is left."""
+    part = table.copy()
+    while part.size and part.isna().to_numpy().any():
+        missing = part.isna()
+        by_row = missing.mean(axis=1)
+        by_col = missing.mean(axis=0)
+        if by_col.max() > by_row.max():
+            part = part.drop(columns=by_col.idxmax())
+        else:
+            part = part.drop(index=by_row.idxmax())
+    return part
+
+
+def compare_methods(
+    table: pd.DataFrame, higher_is_better: bool, out_dir: Path, title: str, alpha: float = 0.05
+) -> dict:
+    """Average ranks, Friedman/Iman-Davenport, Nemenyi CD and the CD diagram PNG.
+
+    The rank tests need a value in every cell. Missing cells (failed or timed-out runs)
+    are removed greedily: the ranker or the data set with the largest *share* of missing
+    cells goes first (a data set on a tie, so methods stay compared), until none is left.
+    A ranker that failed on many data sets is thus left out rather than shrinking the
+    comparison to the few data sets it finished; a data set on which many rankers failed
+    is dropped instead. What was left out is returned under ``excluded_rankers`` /
+    ``excluded_datasets``.
+    """
+    from aggregation import stats
+    from aggregation.plots import plot_cd_diagram
+
+    for stale in ("average_ranks.csv", "average_ranks.md", "cd_diagram.png", "friedman.json"):
+        (out_dir / stale).unlink(missing_ok=True)  # from an earlier run into the same folder
+    complete = _complete_part(table)
+    excluded_rankers = [c for c in table.columns if c not in complete.columns]
+    info: dict[str, Any] = {
+        "excluded_rankers": excluded_rankers,
+        "excluded_datasets": [d for d in table.index if d not in complete.index],
+        "n_datasets": int(complete.shape[0]),
+        "n_rankers": int(complete.shape[1]),
+    }
+    if complete.shape[0] < 2 or complete.shape[1] < 2:
+        info["note"] = "fewer than 2 complete data sets or rankers: no rank statistics"
+        return info
+    fried = stats.friedman(complete, higher_is_better=higher_is_better)
+    nem = stats.nemenyi(complete, higher_is_better=higher_is_better, alpha=alpha)
+    ranks = fried.avg_ranks.sort_values().rename("avg_rank").to_frame()
+    write_table(ranks, out_dir, "average_ranks")
+    fig = plot_cd_diagram(nem, show_ranks=True, title=title)
+    fig.savefig(out_dir / "cd_diagram.png", dpi=120)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    info |= {
+        "avg_ranks": {str(k): float(v) for k, v in ranks["avg_rank"].items()},
+        "chi2_F": fried.statistic,
+        "chi2_p": fried.pvalue,
+        "F_F": fried.f_statistic,
+        "F_p": fried.f_pvalue,
+        "nemenyi_cd": nem.cd,
+        "alpha": alpha,
+        "nemenyi_groups": [list(g) for g in nem.groups],
+    }
+    (out_dir / "friedman.json").write_text(json.dumps(info, indent=2, default=_json_default))
+    return info
+
+
+def stats_markdown(info: dict) -> str:
+    """The rank statistics of :func:`compare_methods` as markdown lines."""
+    lines = [f"Complete data sets: {info['n_datasets']}; rankers compared: {info['n_rankers']}."]
+    for what, key in (("Rankers", "excluded_rankers"), ("Data sets", "excluded_datasets")):
+        if info[key]:
+            names = ", ".join(info[key])
+            lines.append(f"{what} left out of the rank statistics (values missing): {names}.")
+    if "chi2_F" not in info:
+        return "\n".join([*lines, info.get("note", "")])
+    lines += [
+        f"Friedman chi2_F = {info['chi2_F']:.4g} (p = {info['chi2_p']:.3g}); "
+        f"Iman-Davenport F_F = {info['F_F']:.4g} (p = {info['F_p']:.3g}).",
+        f"Nemenyi critical difference (alpha = {info['alpha']}): {info['nemenyi_cd']:.3f}.",
+        "Groups not significantly different: "
+        + "; ".join("{" + ", ".join(g) + "}" for g in info["nemenyi_groups"])
+        + ".",
+        "",
+        "| ranker | average rank |",
+        "|---|---|",
+    ]
+    lines += [f"| {k} | {v:.3f} |" for k, v in info["avg_ranks"].items()]
+    return "\n".join(lines)
+
+
+def versions() -> dict[str, str]:
+    """Versions of Python and the libraries the results depend on."""
+    import importlib.metadata as md
+
+    out = {"python": sys.version.split()[0]}
+    for pkg in ("moweights", "numpy", "scipy", "scikit-learn", "pandas", "joblib"):
+        with contextlib.suppress(md.PackageNotFoundError):
+            out[pkg] = md.version(pkg)
+    return out
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, budget: float) -> None:
+    """The options every protocol script shares."""
+    parser.add_argument("--n-jobs", type=int, default=1, help="cells run at once (default 1)")
+    parser.add_argument(
+        "--backend", choices=("loky", "threading", "dask"), default="loky", help="joblib backend"
+    )
+    parser.add_argument("--scheduler", help="dask scheduler address (backend dask)")
+    parser.add_argument(
+        "--budget", type=float, default=budget, help=f"seconds per cell (default {budget:g})"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=1, help="BLAS/OpenMP threads per cell (0 = library default)"
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=DEFAULT_CACHE,
+        help=f"cell cache, one JSON per cell (default {DEFAULT_CACHE})",
+    )
+    parser.add_argument("--retry-failed", action="store_true", help="rerun cached error cells")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--seed", type=int, default=0, help="seeds folds and rankers")
+
+
+def run_options(args: argparse.Namespace) -> dict:
+    """Keyword arguments of :func:`run_cells` from parsed :func:`add_run_arguments`."""
+    return {
+        "cache_dir": args.cache_dir,
+        "budget": args.budget,
+        "n_jobs": args.n_jobs,
+        "backend": args.backend,
+        "scheduler": args.scheduler,
+        "threads": args.threads or None,
+        "retry_failed": args.retry_failed,
+        "progress": not args.quiet,
+    }
+
+
+def parse_sets(items: list[str] | None) -> dict[str, dict]:
+    """``--set ranker.param=value`` options -> {ranker: {param: value}} (values as JSON)."""
+    out: dict[str, dict] = {}
+    for item in items or []:
+        try:
+            target, value = item.split("=", 1)
+            ranker, param = target.split(".", 1)
+        except ValueError:
+            raise SystemExit(f"--set expects RANKER.PARAM=VALUE, got {item!r}") from None
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = value
+        out.setdefault(ranker, {})[param] = parsed
+    return out
+
+
+def main_dispatch(argv: list[str] | None, fn: Callable[[str, str], None] = _child_main) -> None:
+    parser = argparse.ArgumentParser(description="Run one benchmark cell (internal).")
+    parser.add_argument("--cell", nargs=2, metavar=("IN", "OUT"), required=True)
+    args = parser.parse_args(argv)
+    fn(*args.cell)
+
+
+if __name__ == "__main__":
+    main_dispatch(None)

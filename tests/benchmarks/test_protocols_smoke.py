@@ -1,0 +1,214 @@
+"""Smoke tests of the protocol benchmarks: end to end on two small data sets, 2 folds.
+
+Real scikit-feature data from ../shared/data when present (the two smallest by
+n_samples * n_features), else two synthetic .mat files written with a MANIFEST.csv. Every
+cell runs in a child process, as in a real run; the tests check the output files, the
+values against direct calls of the shared evaluation code, the cache and the budget.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.io import savemat
+
+from aggregation.curves import geometric_grid, topk_curve
+from aggregation.error_curves import ffa_rfa
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+REAL_DATA = BENCH.parent.parent / "shared" / "data" / "skfeature"
+
+
+def _script(name: str):
+    """Import benchmarks/<name>.py as a module, leaving sys.path as it was."""
+    if name in sys.modules:
+        return sys.modules[name]
+    saved = list(sys.path)
+    sys.path.insert(0, str(BENCH))  # the scripts import _protocol and _common by name
+    try:
+        spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up there
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = saved
+    return module
+
+
+@pytest.fixture(scope="module")
+def proto():
+    return _script("_protocol")
+
+
+@pytest.fixture(scope="module")
+def data(proto, tmp_path_factory):
+    """(data folder, the two data set names, {name: (X, y)})."""
+    if (REAL_DATA / "MANIFEST.csv").is_file():
+        present, _ = proto.list_datasets(REAL_DATA)
+        chosen = present[:2]  # sorted by n_samples * n_features
+        return (
+            REAL_DATA,
+            [d.name for d in chosen],
+            {d.name: proto.load_dataset(d.path) for d in chosen},
+        )
+    folder = tmp_path_factory.mktemp("skfeature")
+    rng = np.random.default_rng(0)
+    rows, loaded = [], {}
+    for name, (m, n) in {"tiny_a": (40, 60), "tiny_b": (50, 40)}.items():
+        y = np.repeat([1, 2], m // 2)
+        X = rng.integers(0, 50, size=(m, n)).astype(np.uint8)  # an integer dtype, as the files
+        X[:, :5] += (20 * y[:, None]).astype(np.uint8)
+        savemat(folder / f"{name}.mat", {"X": X, "Y": y[:, None]})
+        rows.append({"name": name, "file": f"{name}.mat", "n_samples": m, "n_features": n})
+        rows[-1] |= {"n_classes": 2, "sha256": ""}
+        loaded[name] = (X.astype(float), y)
+    rows.append({"name": "absent", "file": "", "n_samples": 9, "n_features": 9, "n_classes": 2})
+    pd.DataFrame(rows).to_csv(folder / "MANIFEST.csv", index=False)
+    return folder, list(loaded), loaded
+
+
+def _common(data, tmp_path, budget="120"):
+    folder, names, _ = data
+    argv = ["--data-dir", str(folder), "--datasets", *names, "--folds", "2", "--quiet"]
+    # two cells at a time: each is a child process that mostly starts and imports
+    argv += ["--n-jobs", "2", "--backend", "threading"]
+    return [*argv, "--cache-dir", str(tmp_path / "cache"), "--budget", budget]
+
+
+def test_unsupervised_protocol_end_to_end_and_cache(data, tmp_path):
+    script = _script("unsupervised_protocol")
+    out = tmp_path / "out"
+    argv = [*_common(data, tmp_path), "--rankers", "variance", "--out", str(out)]
+    first = script.main(argv)
+    names, loaded = data[1], data[2]
+
+    for f in ("mse_at_16.csv", "mse_at_16.md", "curves.csv", "cells.csv", "summary.md"):
+        assert (out / f).is_file(), f
+    for f in ("average_ranks.csv", "friedman.json", "cd_diagram.png"):
+        assert (out / f).is_file(), f
+    table = pd.read_csv(out / "mse_at_16.csv", index_col="dataset")
+    assert table.shape == (2, 2) and list(table.columns) == ["variance", "random"]
+    assert list(table.index) == names
+
+    # the table's value is the shared scorer's, called directly
+    X = loaded[names[0]][0]
+    direct = topk_curve("variance", X, ks=[16], cv=2, random_state=0)
+    assert table.loc[names[0], "variance"] == pytest.approx(direct["mean"].iloc[0], rel=1e-12)
+
+    curves = pd.read_csv(out / "curves.csv")
+    one = curves[(curves["dataset"] == names[0]) & (curves["ranker"] == "random")]
+    assert one["k"].tolist() == sorted(set(geometric_grid(X.shape[1])) | {16})
+    assert (one["n_folds"] == 2).all()
+
+    # average ranks: rank 1 = lower MSE on a data set
+    expected = (table["variance"] > table["random"]).astype(float) + 1.0
+    stats = json.loads((out / "friedman.json").read_text())
+    assert stats["avg_ranks"]["variance"] == pytest.approx(expected.mean())
+
+    cells = pd.read_csv(out / "cells.csv")
+    assert (cells["status"] == "ok").all() and not cells["cached"].any()
+    second = script.main(argv)  # every cell comes from the cache, with the same numbers
+    cells = pd.read_csv(out / "cells.csv")
+    assert len(cells) == 4 and cells["cached"].all()
+    pd.testing.assert_frame_equal(first["table"], second["table"])
+
+
+def test_cell_over_budget_is_recorded_as_timeout(data, proto, tmp_path):
+    script = _script("unsupervised_protocol")
+    out = tmp_path / "out"
+    # a child process cannot even import numpy in 0.05 s
+    argv = [*_common(data, tmp_path, budget="0.05"), "--rankers", "variance", "--out", str(out)]
+    result = script.main(argv)
+    cells = pd.read_csv(out / "cells.csv")
+    assert len(cells) == 4 and (cells["status"] == "timeout").all()
+    assert cells["reason"].str.contains("budget").all()
+    assert result["table"].isna().all().all()
+    assert not (out / "cd_diagram.png").exists()
+
+    cached = list((tmp_path / "cache" / "unsupervised").rglob("*.json"))
+    assert len(cached) == 4
+    record = json.loads(cached[0].read_text())
+    assert record["status"] == "timeout" and record["budget"] == 0.05
+    # a larger budget runs a timed-out cell again; the same budget reuses the record
+    cell = proto.Cell(record["protocol"], record["dataset"], record["ranker"], record["settings"])
+    assert cell.cache_path(tmp_path / "cache") in cached
+    assert proto.read_cached(cell, tmp_path / "cache", 0.05, False)["status"] == "timeout"
+    assert proto.read_cached(cell, tmp_path / "cache", 10.0, False) is None
+
+
+def test_supervised_protocol_end_to_end(data, tmp_path):
+    script = _script("supervised_protocol")
+    out = tmp_path / "out"
+    argv = [*_common(data, tmp_path), "--rankers", "info_gain", "--out", str(out)]
+    script.main([*argv, "--grid", "geometric", "--n-random", "2"])
+    names, loaded = data[1], data[2]
+
+    for f in ("eca_uniform.csv", "eca_all.csv", "curves.csv", "weightings.csv", "summary.md"):
+        assert (out / f).is_file(), f
+    table = pd.read_csv(out / "eca_uniform.csv", index_col="dataset")
+    assert table.shape == (2, 1) and list(table.index) == names
+    eca = pd.read_csv(out / "eca_all.csv")
+    assert len(eca) == 2 * 4 and np.isfinite(eca["eca"]).all()
+    cells = pd.read_csv(out / "cells.csv")
+    assert sorted(cells["ranker"]) == ["info_gain", "info_gain", "random", "random"]
+
+    # ECA against random with w_i = 1 is mean(FFA - RFA) / 2 (paper §3.3) ...
+    curves = pd.read_csv(out / "curves.csv")
+    ig = curves[(curves["dataset"] == names[0]) & (curves["ranker"] == "info_gain")]
+    assert table.loc[names[0], "info_gain"] == pytest.approx((ig["ffa"] - ig["rfa"]).mean() / 2)
+    # ... of the curves of the ranking fitted on the whole data set
+    import rankers
+
+    X, y = loaded[names[0]]
+    y = np.unique(y, return_inverse=True)[1]
+    order = rankers.get("info_gain").fit(X, y).ranking_
+    direct = ffa_rfa(order, X, y, cv=2, grid="geometric", random_state=0)
+    np.testing.assert_allclose(ig["ffa"], direct["ffa"])
+    np.testing.assert_allclose(ig["rfa"], direct["rfa"])
+
+
+def test_speed_suite_small_shape(tmp_path):
+    script = _script("speed_suite")
+    out = tmp_path / "out"
+    argv = ["--shapes", "small", "--rankers", "variance", "laplacian", "--quiet"]
+    argv += ["--n-jobs", "2", "--backend", "threading"]
+    argv += ["--out", str(out), "--cache-dir", str(tmp_path / "cache"), "--budget", "120"]
+    result = script.main(argv)
+    table = pd.read_csv(out / "speed.csv")
+    assert (out / "speed.md").is_file() and (out / "summary.md").is_file()
+    assert table["ranker"].tolist() == ["laplacian", "variance"]
+    assert (table["shape"] == "small 200x100").all()
+    assert pd.isna(table.loc[1, "peer"])  # variance has no peer
+    if importlib.util.find_spec("skfeature") is None:
+        assert any("skfeature" in note for note in result["notes"])
+    else:
+        row = table.loc[0]
+        assert row["peer"] == "skfeature.lap_score"
+        assert row["time ratio"] == pytest.approx(float(row["peer s"]) / float(row["ours s"]))
+        assert -1.0 <= row["spearman"] <= 1.0
+    # the variance ranker's scores are the columns' variances
+    X, _ = script.make_data(200, 100, seed=0)
+    record = next((tmp_path / "cache" / "speed" / "small").glob("ours-variance__*.json"))
+    scores = json.loads(record.read_text())["result"]["scores"]
+    np.testing.assert_allclose(scores, X.var(axis=0))
+
+
+def test_rank_statistics_leave_out_the_most_incomplete_first(proto):
+    nan = np.nan
+    table = pd.DataFrame(
+        {"a": [1.0, 2.0, 3.0, 4.0], "b": [nan, 1.0, nan, 2.0], "c": [3.0, 4.0, 5.0, nan]},
+        index=["w", "x", "y", "z"],
+    )
+    # b misses half its data sets (more than any data set's share): it goes first;
+    # then z misses c, a half of its remaining row
+    part = proto._complete_part(table)
+    assert list(part.columns) == ["a", "c"] and list(part.index) == ["w", "x", "y"]
+    # a tie goes to dropping the data set, so the methods stay compared
+    tie = pd.DataFrame({"a": [1.0, nan], "b": [2.0, 3.0]}, index=["u", "v"])
+    assert list(proto._complete_part(tie).index) == ["u"]
