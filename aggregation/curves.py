@@ -112,7 +112,7 @@ def _fixed_order(order: list, names: np.ndarray) -> np.ndarray:
 def _scaled(train: np.ndarray, test: np.ndarray):
     mean = train.mean(axis=0)
     std = train.std(axis=0)
-    std[std == 0] = 1.0  # a feature constant on the training fold adds no error scale
+    std[std == 0] = 1.0  # such a feature is no target (see _fold_curve); as an input it is 0
     return (train - mean) / std, (test - mean) / std
 
 
@@ -136,15 +136,22 @@ def _fold_curve(est, Xtr, Xte, ytr, ks, metric, n_neighbors, scale, seed, n_rand
         if "random_state" in est.get_params() and est.get_params()["random_state"] is None:
             est.set_params(random_state=int(seed))
         orders = [est.fit(Xtr, ytr).ranking_]
+    # A feature constant on the training fold is predicted as that constant by every
+    # neighbour model, whatever the ranking: its test error is the same for all rankings
+    # and, unscaled, can swamp the rest. It is left out of the targets.
+    targets = np.flatnonzero(np.ptp(Xtr, axis=0) > 0)
+    if targets.size == 0:
+        targets = np.arange(Xtr.shape[1])
     if scale:
         Xtr, Xte = _scaled(Xtr, Xte)
     knn = KNeighborsRegressor(n_neighbors=n_neighbors)
+    Ytr, Yte = Xtr[:, targets], Xte[:, targets]
     errors = np.zeros(len(ks))
     for order in orders:
         for i, k in enumerate(ks):
             top = order[:k]
-            pred = knn.fit(Xtr[:, top], Xtr).predict(Xte[:, top])
-            errors[i] += _error(metric, Xte, pred)
+            pred = knn.fit(Xtr[:, top], Ytr).predict(Xte[:, top])
+            errors[i] += _error(metric, Yte, pred)
     return errors / len(orders)
 
 
@@ -198,6 +205,9 @@ def topk_curve(
         Standardise features with the training fold's mean and standard deviation
         before the neighbour search and the error, so every feature counts alike
         (σ in RMAE is then the training fold's). The ranker always sees raw data.
+        Whatever ``scale``, features constant on a training fold are not targets of
+        that fold: every neighbour model predicts them as the constant, so their error
+        does not depend on the ranking (unscaled, it can dwarf all the others).
     n_random : int, default=10
         Random rankings per fold when ``ranker="random"``.
     n_jobs : int, optional

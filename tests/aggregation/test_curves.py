@@ -112,3 +112,19 @@ def test_bad_arguments_are_named():
         topk_curve(["f0", "f0", "f1", "f3"], X, cv=2)
     with pytest.raises(InvalidParameterError, match="n_neighbors=5"):
         topk_curve("variance", X, cv=2, n_neighbors=5)
+
+
+def test_feature_constant_on_a_training_fold_is_no_target():
+    # f4 is 0 everywhere but on one sample, where it is huge: on the nine training
+    # folds without that sample it is constant, and every ranking predicts it as 0
+    X = _two_pairs(m=100)
+    spike = np.zeros(len(X))
+    spike[7] = 1e6
+    with_spike = X.assign(f4=spike)
+    base = topk_curve(["f0", "f2", "f1", "f3"], X, cv=10, random_state=0)
+    spiked = topk_curve(["f0", "f2", "f1", "f3", "f4"], with_spike, cv=10, random_state=0)
+    # the fold holding the spike leaves f4 out of its targets, so no 1e12 error appears;
+    # the other folds have f4 as a target that is near-zero after standardising
+    assert spiked["mean"].max() < 10
+    good = spiked.set_index("k").loc[2, "mean"]
+    assert good == pytest.approx(base.set_index("k").loc[2, "mean"], abs=0.1)
