@@ -36,8 +36,28 @@ def _default_names(n: int) -> tuple[str, ...]:
     return tuple(f"x{i}" for i in range(n))
 
 
+# Immutable name sequences validated lately, by identity (the entry holds the object, so
+# its id cannot be reused): building many rankings over one tuple of names, e.g. another
+# ranking's ``names``, validates it once.
+_VALIDATED: dict[int, tuple[Any, tuple[str, ...]]] = {}
+_VALIDATED_SIZE = 8
+
+
 def _check_names(names: Any, n: int | None = None, what: str = "feature names") -> tuple[str, ...]:
     """Validate feature names: strings, unique, and ``n`` of them when ``n`` is given."""
+    hit = _VALIDATED.get(id(names))
+    if hit is not None and hit[0] is names and (n is None or len(hit[1]) == n):
+        return hit[1]
+    out = _validate_names(names, n, what)
+    # the result (what ``Ranking.names`` returns) and an immutable input are remembered
+    for key in (out, names) if isinstance(names, (tuple, pd.Index)) else (out,):
+        while len(_VALIDATED) >= _VALIDATED_SIZE:
+            del _VALIDATED[next(iter(_VALIDATED))]
+        _VALIDATED[id(key)] = (key, out)
+    return out
+
+
+def _validate_names(names: Any, n: int | None, what: str) -> tuple[str, ...]:
     if isinstance(names, str):
         raise InvalidInputError(f"{what} must be a sequence of strings, not the string {names!r}")
     arr = np.asarray(list(names), dtype=object)
@@ -55,7 +75,7 @@ def _check_names(names: Any, n: int | None = None, what: str = "feature names") 
     if index.has_duplicates:
         dup = index[index.duplicated()].unique()
         raise InvalidInputError(f"{what} must be unique; duplicated: {_fmt(dup)}")
-    return tuple(str(x) for x in arr)
+    return tuple(map(str, arr))
 
 
 def _as_float_vector(values: Any, what: str) -> np.ndarray:

@@ -110,6 +110,20 @@ def test_duplicate_names_are_named():
         Ranking.from_scores([1.0, 2.0, 3.0], names=["a", "b", "a"])
 
 
+def test_names_reused_across_rankings_are_still_checked():
+    # one validated tuple of names serves many rankings (validated once), but a length
+    # mismatch and bad names are still caught, and the names stay the given ones
+    first = Ranking(("a", "b", "c"), [1.0, 3.0, 2.0])
+    again = Ranking(first.names, [0.0, 1.0, 2.0])
+    assert again.names == ("a", "b", "c") and again.names is first.names
+    with pytest.raises(InvalidInputError, match="got 3 feature names for 2 features"):
+        Ranking(first.names, [1.0, 2.0])
+    bad = ("a", "a")
+    for _ in range(2):  # a rejected tuple is never remembered as valid
+        with pytest.raises(InvalidInputError, match="duplicated: 'a'"):
+            Ranking(bad, [1.0, 2.0])
+
+
 @pytest.mark.parametrize(
     ("scores", "names", "pattern"),
     [
