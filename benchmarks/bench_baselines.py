@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE))
 import bench_relief  # noqa: E402
 import bench_spectral  # noqa: E402
 from _common import print_table  # noqa: E402
-from _protocol import to_markdown  # noqa: E402
+from _protocol import to_markdown, versions  # noqa: E402
 
 DATA = ["digits", "blobs200x5000", "blobs2000x500"]
 COLUMNS = [
@@ -124,6 +124,24 @@ def relief_rows(quick, repeat, budget) -> list[dict]:
     return out
 
 
+def _provenance(argv) -> str:
+    args = sys.argv[1:] if argv is None else list(argv)
+    command = " ".join(["python benchmarks/bench_baselines.py", *args])
+    packages = ["skfeature-chappers", "skrebate"]
+    found = versions() | {p: _version(p) for p in packages}
+    listed = ", ".join(f"{k} {v}" for k, v in found.items())
+    return f"Command: `{command}` (BLAS 1 thread)\n\nVersions: {listed}\n\n"
+
+
+def _version(package: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="timing runs of ours (best of)")
@@ -141,7 +159,7 @@ def main(argv=None) -> None:
     print_table(table.to_dict("records"), "Baselines vs peers (peer s / ours s = speed-up)")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(to_markdown(table, index=False) + "\n")
+        args.out.write_text(_provenance(argv) + to_markdown(table, index=False) + "\n")
 
 
 if __name__ == "__main__":

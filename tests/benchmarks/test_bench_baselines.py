@@ -23,11 +23,13 @@ def test_quick_run_agrees_with_the_peers(tmp_path, capsys, monkeypatch):
     spec.loader.exec_module(module)
     out = tmp_path / "baselines.md"
     module.main(["--quick", "--out", str(out)])
-    table = out.read_text()
-    rows = {line.split("|")[1].strip(): line for line in table.splitlines()[2:]}
+    text = out.read_text()
+    assert text.startswith("Command: `python benchmarks/bench_baselines.py --quick")
+    lines = [line for line in text.splitlines() if line.startswith("|")][2:]
+    rows = {line.split("|")[1].strip(): line for line in lines}
     for method in ("spec", "mcfs", "mcfs lars", "laplacian", "relieff", "rrelieff", "svm_rfe"):
         assert any(name.startswith(method) for name in rows), method
-    for line in table.splitlines()[2:]:
+    for line in lines:
         cells = [c.strip() for c in line.strip("|").split("|")]
         method, peer, rho = cells[0], cells[2], cells[9]
         if peer in ("scikit-feature", "skrebate"):
