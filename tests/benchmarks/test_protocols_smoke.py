@@ -212,3 +212,31 @@ def test_rank_statistics_leave_out_the_most_incomplete_first(proto):
     # a tie goes to dropping the data set, so the methods stay compared
     tie = pd.DataFrame({"a": [1.0, nan], "b": [2.0, 3.0]}, index=["u", "v"])
     assert list(proto._complete_part(tie).index) == ["u"]
+
+
+def test_code_fingerprint_follows_the_source_a_cell_depends_on(proto, tmp_path, monkeypatch):
+    a = proto.code_fingerprint(["variance"], ["aggregation.curves"])
+    assert a == proto.code_fingerprint(["variance"], ["aggregation.curves"])
+    assert a != proto.code_fingerprint(["laplacian"], ["aggregation.curves"])
+    assert a != proto.code_fingerprint(["variance"], ["aggregation.error_curves"])
+    # the random baseline depends on the evaluation code only
+    assert proto.code_fingerprint(["random"], ["aggregation.curves"]) == proto.code_fingerprint(
+        modules=["aggregation.curves"]
+    )
+    # an edited module file changes the fingerprint
+    import importlib.util
+
+    source = importlib.util.find_spec("aggregation.curves").origin
+    copy = tmp_path / "curves.py"
+    copy.write_text(Path(source).read_text() + "\n# edited\n")
+
+    class _Spec:
+        origin = str(copy)
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: _Spec() if name == "aggregation.curves" else real(name, *a),
+    )
+    assert proto.code_fingerprint(["variance"], ["aggregation.curves"]) != a
