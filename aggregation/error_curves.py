@@ -161,6 +161,14 @@ class _Setup:
         if isinstance(cv, (Integral, np.integer)) and not isinstance(cv, bool):
             if not 2 <= cv <= m:
                 raise InvalidParameterError(f"cv must be an integer in 2..{m}; got {cv}")
+            if classifier:
+                labels, counts = np.unique(self.y, return_counts=True)
+                if counts.max() < cv:  # scikit-learn cannot stratify at all
+                    raise InvalidInputError(
+                        f"stratified {cv}-fold CV needs a class with at least {cv} samples; "
+                        f"the largest of the {labels.size} classes has {counts.max()}: "
+                        f"pass cv={counts.max()} or fewer"
+                    )
             kind = StratifiedKFold if classifier else KFold
             cv = kind(n_splits=int(cv), shuffle=True, random_state=seed)
         elif not hasattr(cv, "split"):

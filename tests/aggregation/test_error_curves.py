@@ -351,3 +351,14 @@ def test_runs_on_a_dask_cluster_through_joblib():
     ):
         remote = ffa_rfa(["f0", "f1", "f2", "f3", "f4"], X, y, n_jobs=-1, **kw)
     pd.testing.assert_frame_equal(local, remote)
+
+
+def test_too_many_folds_for_the_classes_is_named():
+    # 9 classes of 6-7 samples (like nci9): no class can be spread over 10 folds
+    rng = np.random.default_rng(0)
+    y = np.arange(60) % 9
+    X = rng.normal(size=(60, 4))
+    with pytest.raises(InvalidInputError, match=r"largest of the 9 classes has 7: pass cv=7"):
+        ffa_rfa([0, 1, 2, 3], X, y, cv=10)
+    curve = ffa_rfa([0, 1, 2, 3], X, y, cv=7)  # as the message says
+    assert curve.attrs["n_folds"] == 7
