@@ -449,6 +449,19 @@ def compare_methods(
     return info
 
 
+def failed_cells_markdown(status: pd.DataFrame) -> list[str]:
+    """The summary's closing lines: the cells that are not ok, then the versions."""
+    bad = status[status["status"] != "ok"]
+    table = to_markdown(bad[["dataset", "ranker", "status", "reason"]], index=False)
+    return [
+        f"## Cells not ok ({len(bad)} of {len(status)})",
+        "",
+        table if len(bad) else "none",
+        "",
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()),
+    ]
+
+
 def stats_markdown(info: dict) -> str:
     """The rank statistics of :func:`compare_methods` as markdown lines."""
     lines = [f"Complete data sets: {info['n_datasets']}; rankers compared: {info['n_rankers']}."]

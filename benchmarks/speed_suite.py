@@ -46,6 +46,7 @@ from _protocol import (
     Cell,
     add_run_arguments,
     code_fingerprint,
+    failed_cells_markdown,
     run_cells,
     run_options,
     status_table,
@@ -302,7 +303,6 @@ def main(argv: list[str] | None = None) -> dict:
     status = status_table(records)
     status.to_csv(out / "cells.csv", index=False)
     command = "python benchmarks/speed_suite.py " + " ".join(sys.argv[1:] if argv is None else argv)
-    bad = status[status["status"] != "ok"]
     lines = [
         "# Speed suite: every ranker on synthetic shapes, peers side by side",
         "",
@@ -317,13 +317,7 @@ def main(argv: list[str] | None = None) -> dict:
         "",
         "Not run: " + ("; ".join(notes) if notes else "nothing") + ".",
         "",
-        f"## Cells not ok ({len(bad)} of {len(status)})",
-        "",
-        to_markdown(bad[["dataset", "ranker", "status", "reason"]], index=False)
-        if len(bad)
-        else "none",
-        "",
-        "Versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()),
+        *failed_cells_markdown(status),
     ]
     (out / "summary.md").write_text("\n".join(lines) + "\n")
     (out / "run.json").write_text(

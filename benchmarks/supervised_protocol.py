@@ -46,6 +46,7 @@ from _protocol import (
     add_run_arguments,
     code_fingerprint,
     compare_methods,
+    failed_cells_markdown,
     list_datasets,
     load_dataset,
     parse_sets,
@@ -217,7 +218,6 @@ def main(argv: list[str] | None = None) -> dict:
     command = "python benchmarks/supervised_protocol.py " + " ".join(
         sys.argv[1:] if argv is None else argv
     )
-    bad = status[status["status"] != "ok"]
     lines = [
         "# Supervised protocol (error-curve paper): ECA against a random ranking",
         "",
@@ -242,13 +242,7 @@ def main(argv: list[str] | None = None) -> dict:
         "",
         to_markdown(per_weighting, index=False) if len(per_weighting) else "none",
         "",
-        f"## Cells not ok ({len(bad)} of {len(status)})",
-        "",
-        to_markdown(bad[["dataset", "ranker", "status", "reason"]], index=False)
-        if len(bad)
-        else "none",
-        "",
-        "Versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()),
+        *failed_cells_markdown(status),
     ]
     (out / "summary.md").write_text("\n".join(lines) + "\n")
     (out / "run.json").write_text(

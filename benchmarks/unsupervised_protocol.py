@@ -41,6 +41,7 @@ from _protocol import (
     add_run_arguments,
     code_fingerprint,
     compare_methods,
+    failed_cells_markdown,
     list_datasets,
     load_dataset,
     parse_sets,
@@ -149,7 +150,6 @@ def summarise(records: list[dict], top_k: int) -> tuple[pd.DataFrame, pd.DataFra
 
 def write_summary(args, out: Path, table, status, info, skipped, command: str) -> None:
     metric, neighbours, top_k = VARIANTS[args.variant]
-    bad = status[status["status"] != "ok"]
     lines = [
         f"# Unsupervised protocol ({args.variant}): {metric.upper()} of {neighbours}NN "
         f"at {top_k} features",
@@ -169,13 +169,7 @@ def write_summary(args, out: Path, table, status, info, skipped, command: str) -
         "",
         stats_markdown(info),
         "",
-        f"## Cells not ok ({len(bad)} of {len(status)})",
-        "",
-        to_markdown(bad[["dataset", "ranker", "status", "reason"]], index=False)
-        if len(bad)
-        else "none",
-        "",
-        "Versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()),
+        *failed_cells_markdown(status),
     ]
     (out / "summary.md").write_text("\n".join(lines) + "\n")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from abc import ABCMeta, abstractmethod
 from itertools import pairwise
 from numbers import Integral
 from typing import ClassVar
@@ -158,7 +159,7 @@ def _rf_tree(tree, Z32, Z, oob, perm_seed, n: int) -> np.ndarray:
     return out
 
 
-class _TreeEnsembleRanker(BaseRanker):
+class _TreeEnsembleRanker(BaseRanker, metaclass=ABCMeta):
     """Shared fitting of the ensembles of predictive clustering trees (see subclasses)."""
 
     target_kind = "unsupervised"
@@ -240,8 +241,9 @@ class _TreeEnsembleRanker(BaseRanker):
             )
         return self._tree_score(tree, Z32, Z, counts, perm_seed)
 
+    @abstractmethod
     def _tree_score(self, tree, Z32, Z, counts, perm_seed) -> np.ndarray:
-        raise NotImplementedError
+        """Per-feature scores of one fitted tree (the Genie3 or the RandomForest score)."""
 
     def _combine(self, per_tree: np.ndarray) -> np.ndarray:
         return per_tree.mean(axis=0)
