@@ -22,6 +22,7 @@ from rankers.exceptions import (
     InvalidParameterError,
     MoweightsError,
 )
+from rankers.ties import TIE_RTOL, snap_ties
 from rankers.validation import check_X, check_y, default_feature_names
 
 __all__ = ["BaseRanker"]
@@ -48,7 +49,10 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         Relevance of every feature, **higher = more relevant**, for every ranker.
     ranking_ : ndarray of shape (n_features_in_,)
         Feature indices, best first. Ties are broken by lower index, except that
-        constant features always come last.
+        constant features always come last. Scores closer than ``1e-9`` times the largest
+        absolute score are ties: they are made equal (to their mean) in ``scores_``, so
+        the ranking does not depend on the last bits of a computation, which differ
+        between machines (see :mod:`rankers.ties`).
     constant_features_ : ndarray of bool of shape (n_features_in_,)
         Which features were constant in the training data.
     statistic_ : ndarray of shape (n_features_in_,)
@@ -79,6 +83,8 @@ class BaseRanker(SelectorMixin, BaseEstimator):
     #: score given to constant features; a ranker whose informative scores can fall
     #: below 0 sets the lowest value its scores can take
     _constant_score: ClassVar[float] = 0.0
+    #: relative tolerance under which two scores are tied (see :mod:`rankers.ties`)
+    _tie_rtol: ClassVar[float] = TIE_RTOL
 
     #: parameters that make a fit quick on tiny data; the shared contract tests (which
     #: fit every registered ranker dozens of times) apply them, users never see them
@@ -141,6 +147,8 @@ class BaseRanker(SelectorMixin, BaseEstimator):
             scores[informative] = s
             if constant.any():
                 scores[constant] = min(float(self._constant_score), float(s.min()))
+        # near-equal scores become equal, so the order below is the same on every machine
+        scores = snap_ties(scores, self._tie_rtol)
         self.scores_ = scores
         # primary: higher score; then informative before constant; then lower index
         self.ranking_ = np.lexsort((np.arange(n), constant, -scores))

@@ -16,6 +16,29 @@ def rng():
     return np.random.default_rng(0)
 
 
+def _nudge(X, rng, max_ulps=4):
+    """``X`` with every finite entry moved by up to ``max_ulps`` ulps, up or down.
+
+    Stands in for another machine: another CPU or BLAS kernel changes the last bits of
+    computed values, and no choice a ranker makes may depend on them.
+    """
+    X = np.array(X, dtype=np.float64)
+    steps = rng.integers(-max_ulps, max_ulps + 1, size=X.shape)
+    steps[~np.isfinite(X)] = 0
+    for _ in range(max_ulps):
+        up, down = steps > 0, steps < 0
+        X[up] = np.nextafter(X[up], np.inf)
+        X[down] = np.nextafter(X[down], -np.inf)
+        steps = steps - up + down
+    return X
+
+
+@pytest.fixture(scope="session")
+def nudge():
+    """The function ``nudge(X, rng, max_ulps=4)``: ``X`` moved by a few ulps per entry."""
+    return _nudge
+
+
 @pytest.fixture
 def small_classification():
     """60 samples, 6 features: x0 and x1 carry the class, x2..x5 are noise."""
