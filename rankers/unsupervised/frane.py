@@ -13,15 +13,16 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from rankers.base import BaseRanker
+from rankers.ties import TIE_RTOL, first_max
 
 __all__ = ["FRANeRanker", "pagerank", "ranking_quality"]
 
 _DISTANCES = ("euclidean", "cityblock", "chebyshev", "canberra")
 # relative residual at which the PageRank linear system counts as solved, and the
-# relative gap below which two PageRank values count as equal (well above the solver's
-# error, so duplicate features tie exactly and are ordered by index, not by rounding)
+# relative gap below which two RQH values count as equal (well above the solver's error,
+# about 1e-12 relative on the scores)
 _CG_RTOL = 1e-13
-_TIE_RTOL = 1e-10
+_RQH_RTOL = 1e-9
 
 
 class FRANeRanker(BaseRanker):
@@ -37,7 +38,8 @@ class FRANeRanker(BaseRanker):
     PageRank (damping ``damping``) scores the features, and the scores with the largest
     ranking-quality heuristic ``RQH = s_(2) / s_(n-1)`` (second largest over second
     smallest score, i.e. the medians of the three largest and of the three smallest) are
-    kept. The first threshold wins ties in RQH.
+    kept. RQH values within ``1e-9`` (relative) of the largest are ties, won by the first
+    (lowest) threshold, so that rounding never chooses between graphs of equal RQH.
 
     This follows the reference implementation, PyPI ``frane`` 0.1.0: the same threshold
     sequence, edge weights, degree rule and heuristic (its ``metric="correlation"`` is
@@ -110,9 +112,11 @@ class FRANeRanker(BaseRanker):
     Constant features are set aside before the graph is built (the reference replaces
     them by random noise); they score 0. Dissimilarities below ``1e-12 * d_max`` (e.g.
     duplicate features, whose correlation may round to just below 1) count as 0, so
-    rounding cannot create a spurious smallest positive dissimilarity. PageRank values
-    closer than ``1e-10`` times the largest are made equal, so that features in
-    symmetric positions (duplicates) tie exactly and are ordered by index. The mean and
+    rounding cannot create a spurious smallest positive dissimilarity; a pair within
+    ``1e-9 * d_max`` of a threshold counts as under it (thresholds are computed from the
+    pairs: a quantile is one of them). PageRank values closer than ``1e-9`` times the
+    largest are made equal (the tie rule of every ranker, :mod:`rankers.ties`), so that
+    features in symmetric positions (duplicates) tie exactly and are ordered by index. The mean and
     median of ``"linear_mean"`` / ``"linear_median"`` are over the pairs of distinct
     features (the reference includes the zero diagonal). Memory grows as ``n²``: about
     120 bytes per pair of features at the peak (3 GB for 7,129 features).
@@ -185,16 +189,17 @@ class FRANeRanker(BaseRanker):
         del d
         degrees = 2.0 * edges.counts / n
         rqh = np.full(thresholds.size, np.nan)
-        best, best_scores, start = -1, None, None
-        solved: dict[int, tuple[float, np.ndarray]] = {}
+        start = None
+        solved: dict[int, np.ndarray] = {}
         for t in np.flatnonzero(degrees >= self.min_edges):
             size = int(edges.counts[t])
             if size not in solved:  # thresholds with no pair between them: the same graph
-                scores, start = edges.pagerank(size, self.damping, start)
-                solved[size] = (ranking_quality(scores), scores)
-            rqh[t], scores = solved[size]
-            if best < 0 or rqh[t] > rqh[best]:
-                best, best_scores = t, scores
+                solved[size], start = edges.pagerank(size, self.damping, start)
+            rqh[t] = ranking_quality(solved[size])
+        # the first threshold whose RQH ties with the largest: graphs that differ only in
+        # a component that holds neither of the scores RQH reads have equal RQH in exact
+        # arithmetic, and only a tolerance keeps rounding from choosing between them
+        best = first_max(rqh, _RQH_RTOL)
 
         self.thresholds_ = thresholds
         self.average_degrees_ = degrees
@@ -216,7 +221,7 @@ class FRANeRanker(BaseRanker):
         self.graph_ = edges.adjacency(
             int(edges.counts[best]), np.flatnonzero(~self.constant_features_), n_all
         )
-        return _snap_ties(best_scores)
+        return solved[int(edges.counts[best])]
 
     def _threshold_sequence(self, d: np.ndarray, d_max: float) -> np.ndarray:
         positive = d[d > 0.0]
@@ -350,8 +355,12 @@ class _EdgeList:
     """
 
     def __init__(self, d: np.ndarray, d_max: float, thresholds: np.ndarray, n: int):
-        first = np.searchsorted(thresholds, d, side="left")
-        usable = np.flatnonzero((d < d_max) & (first < thresholds.size))
+        # a pair within the tie tolerance of a threshold is under it: thresholds are
+        # computed from the pairs (a quantile is one of them), so a pair equal to one in
+        # exact arithmetic must not fall on either side by rounding
+        tol = TIE_RTOL * d_max
+        first = np.searchsorted(thresholds, d - tol, side="left")
+        usable = np.flatnonzero((d < d_max - tol) & (first < thresholds.size))
         first = first[usable]
         pair = usable[np.argsort(_radix_key(first, thresholds.size), kind="stable")]
         self.rows, self.cols = _condensed_pairs(n, pair)
@@ -400,14 +409,3 @@ def _condensed_pairs(n: int, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     rows = row_of[index]
     cols = index - start[rows] + rows + 1
     return rows, cols.astype(np.int32)
-
-
-def _snap_ties(x: np.ndarray) -> np.ndarray:
-    """Give values closer than the solver's precision one common value (their mean)."""
-    order = np.argsort(x, kind="stable")
-    xs = x[order]
-    group = np.concatenate([[0], np.cumsum(np.diff(xs) > _TIE_RTOL * xs[-1])])
-    means = np.bincount(group, weights=xs) / np.bincount(group)
-    out = np.empty_like(x)
-    out[order] = means[group]
-    return out
