@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval
 
 from rankers.base import BaseRanker
 from rankers.exceptions import InvalidInputError
+from rankers.ties import kth_nearest
 from rankers.validation import column_mask
 
 __all__ = ["RReliefFRanker", "ReliefFRanker"]
@@ -130,23 +131,15 @@ def _weighted_sum(coef: np.ndarray, diffs: np.ndarray) -> np.ndarray:
     return np.einsum("rj,rjn->n", coef, diffs)
 
 
-def _nearest(D: np.ndarray, kk: int) -> np.ndarray:
+def _nearest(D: np.ndarray, kk: int, scale=None) -> np.ndarray:
     """Columns of the ``kk`` smallest entries of each row of ``D``, nearest first.
 
-    Equal distances are ordered by lower column (a stable sort), so the neighbours do not
-    depend on the sorting algorithm. argpartition does the work; only rows where a
-    distance tied with the kk-th one falls outside the partition are fully sorted.
+    Distances within ``1e-9`` of each other (relative to ``scale``, per row, default the
+    row's largest finite distance) are tied and taken by lower column
+    (:func:`rankers.ties.kth_nearest`): the neighbours depend neither on the sorting
+    algorithm nor on the last bits of the distances.
     """
-    if kk >= D.shape[1]:
-        return np.argsort(D, axis=1, kind="stable")[:, :kk]
-    part = np.argpartition(D, kk - 1, axis=1)[:, :kk]
-    dist = np.take_along_axis(D, part, axis=1)
-    part = np.take_along_axis(part, np.lexsort((part, dist), axis=1), axis=1)
-    kth = np.take_along_axis(D, part[:, -1:], axis=1)
-    ambiguous = np.flatnonzero((kth >= D).sum(axis=1) > kk)
-    if ambiguous.size:
-        part[ambiguous] = np.argsort(D[ambiguous], axis=1, kind="stable")[:, :kk]
-    return part
+    return kth_nearest(D, kk, scale=scale)
 
 
 class ReliefFRanker(_ReliefBase):
@@ -246,10 +239,12 @@ class ReliefFRanker(_ReliefBase):
         miss_scale = 1.0 / (1.0 - priors[y])
         total = np.zeros(n)
         for rows, D in self._neighbour_blocks(Xn, nominal, k):
+            # one tie tolerance per reference sample, whichever class its neighbours are in
+            scale = np.where(np.isfinite(D), D, 0.0).max(axis=1)
             for c in np.flatnonzero(counts):
                 lo, hi = bounds[c], bounds[c + 1]
                 Dc = D[:, lo:hi]
-                nb = _nearest(Dc, min(k, hi - lo))
+                nb = _nearest(Dc, min(k, hi - lo), scale)
                 # only R itself is infinitely far: it is drawn only when its class is small
                 valid = np.isfinite(np.take_along_axis(Dc, nb, axis=1))
                 sign = np.where(y[rows] == c, -1.0, priors[c] * miss_scale[rows])

@@ -16,7 +16,8 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, eigsh
-from sklearn.neighbors import NearestNeighbors
+
+from rankers._neighbors import nearest_neighbors
 
 __all__ = ["KnnAffinity", "knn_affinity", "nontrivial_eigenvectors", "normalized_degrees"]
 
@@ -86,8 +87,7 @@ def knn_affinity(
         raise ValueError(f"weight_mode must be one of {WEIGHT_MODES}; got {weight_mode!r}")
     m = X.shape[0]
     k = int(min(n_neighbors, m - 1))
-    nn = NearestNeighbors(n_neighbors=k, metric=metric, algorithm="brute").fit(X)
-    dist, ind = nn.kneighbors()  # without X: each sample's own row is left out
+    dist, ind = nearest_neighbors(X, k, metric)  # ties: lower index first, on any machine
     rows = np.repeat(np.arange(m, dtype=np.int64), k)
     cols = ind.ravel().astype(np.int64)
     # the union graph, each undirected edge once; built from index pairs rather than

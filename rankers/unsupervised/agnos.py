@@ -8,13 +8,14 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from tqdm.auto import tqdm
 
+from rankers._neighbors import nearest_neighbors
 from rankers.base import BaseRanker
 from rankers.exceptions import InvalidParameterError
+from rankers.ties import TIE_RTOL
 
 __all__ = ["AgnosSRanker", "twonn_dimension"]
 
@@ -61,9 +62,10 @@ def twonn_dimension(X, fraction: float = 0.9) -> float:
     X = np.asarray(X, dtype=np.float64)
     if X.shape[0] < 3:
         return float("nan")
-    dist, _ = NearestNeighbors(n_neighbors=3).fit(X).kneighbors(X)
-    r1, r2 = dist[:, 1], dist[:, 2]
-    distinct = r1 > 0
+    dist, _ = nearest_neighbors(X, 2)
+    r1, r2 = dist[:, 0], dist[:, 1]
+    # a duplicate (up to the last bits: rows that differ by rounding only) is no neighbour
+    distinct = r1 > TIE_RTOL * r2.max()
     mu = np.sort(r2[distinct] / r1[distinct])
     n = mu.size
     kept = math.floor(fraction * n)

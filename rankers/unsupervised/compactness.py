@@ -6,9 +6,9 @@ from numbers import Integral
 from typing import ClassVar
 
 import numpy as np
-from sklearn.neighbors import NearestNeighbors
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from rankers._neighbors import nearest_neighbors
 from rankers.base import BaseRanker
 
 __all__ = ["CompactnessRanker"]
@@ -144,9 +144,8 @@ class CompactnessRanker(BaseRanker):
             X /= span  # in place: one scaled copy, not two
         k = min(int(self.n_neighbors), m - 1)
         self.n_neighbors_ = k
-        # kneighbors() without X leaves each sample out of its own neighbour list
-        nbrs = NearestNeighbors(n_neighbors=k, n_jobs=self.n_jobs).fit(X)
-        cols = nbrs.kneighbors(return_distance=False).ravel()
+        # each sample's k nearest others; ties by lower index, on any machine
+        cols = nearest_neighbors(X, k)[1].ravel()
         rows = np.repeat(np.arange(m), k)
         num = np.empty(n)
         block = max(1, _BLOCK_ELEMENTS // rows.size)

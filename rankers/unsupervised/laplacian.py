@@ -6,9 +6,9 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.neighbors import kneighbors_graph
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from rankers._neighbors import nearest_neighbors
 from rankers.base import BaseRanker
 from rankers.preprocessing import scale_features
 
@@ -165,15 +165,16 @@ class LaplacianRanker(BaseRanker):
         m = X.shape[0]
         k = min(int(self.n_neighbors), m - 1)
         self.n_neighbors_ = k
-        G = kneighbors_graph(X, n_neighbors=k, mode="distance", include_self=False).tocoo()
+        dist, ind = nearest_neighbors(X, k)  # ties: lower index first, on any machine
+        rows = np.repeat(np.arange(m, dtype=np.int64), k)
+        cols = ind.ravel().astype(np.int64)
         # i~j when i is among j's neighbours OR j among i's. Symmetrised on (min, max)
-        # index pairs rather than with G.maximum(G.T): duplicate samples give edges of
-        # length 0, which sparse arithmetic would drop although their weight is 1.
-        lo = np.minimum(G.row, G.col).astype(np.int64)
-        hi = np.maximum(G.row, G.col).astype(np.int64)
+        # index pairs rather than with a sparse G.maximum(G.T): duplicate samples give
+        # edges of length 0, which sparse arithmetic would drop although their weight is 1.
+        lo, hi = np.minimum(rows, cols), np.maximum(rows, cols)
         edges, inverse = np.unique(lo * m + hi, return_inverse=True)
         # a mutual pair is listed twice with the same length; average the two
-        d2 = np.bincount(inverse, weights=G.data**2) / np.bincount(inverse)
+        d2 = np.bincount(inverse, weights=dist.ravel() ** 2) / np.bincount(inverse)
         r, c = np.divmod(edges, m)
         if self.weight_mode == "binary":
             self.t_ = float("nan")

@@ -11,6 +11,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from rankers.base import BaseRanker
+from rankers.ties import kth_nearest
 from rankers.validation import column_mask
 
 __all__ = ["UReliefRanker"]
@@ -243,14 +244,9 @@ def _clustering_distances(num: np.ndarray, nom: np.ndarray, rows: np.ndarray, n:
 
 
 def _nearest(dist: np.ndarray, rows: np.ndarray, K: int) -> np.ndarray:
-    """Indices of the ``K`` nearest examples of each row, ties to the lower index, no self."""
-    b = dist.shape[0]
+    """Indices of the ``K`` nearest examples of each row, no self; distances within
+    ``1e-9`` of each other (relative to the row's largest) are tied and taken by lower
+    index (:func:`rankers.ties.kth_nearest`), whatever their last bits."""
     dist = dist.copy()
-    dist[np.arange(b), rows] = np.inf
-    kth = np.partition(dist, K - 1, axis=1)[:, K - 1 : K]
-    closer = dist < kth
-    tied = dist == kth
-    # of the samples exactly at the K-th distance take the lowest-indexed ones that fit
-    room = K - closer.sum(axis=1, keepdims=True)
-    take = closer | (tied & (np.cumsum(tied, axis=1) <= room))
-    return np.nonzero(take)[1].reshape(b, K)
+    dist[np.arange(dist.shape[0]), rows] = np.inf
+    return np.sort(kth_nearest(dist, K), axis=1)
