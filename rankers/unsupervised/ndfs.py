@@ -9,11 +9,11 @@ from typing import ClassVar
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from rankers._kmeans import kmeans_labels
 from rankers.base import BaseRanker
 from rankers.unsupervised._affinity import METRICS, WEIGHT_MODES, knn_affinity, normalized_degrees
 
@@ -230,12 +230,12 @@ def _laplacian(S, normalized: bool) -> sp.csr_matrix:
 
 
 def _kmeans_indicator(X: np.ndarray, c: int, rng) -> np.ndarray:
-    """scikit-feature's start: scaled k-means indicator ``Y (YᵀY)^{-1/2}`` plus 0.02."""
-    km = KMeans(n_clusters=c, n_init=10, max_iter=300, tol=1e-4, random_state=rng)
-    with warnings.catch_warnings():
-        # fewer distinct points than clusters only leaves a column at 0.02
-        warnings.filterwarnings("ignore", "Number of distinct clusters", ConvergenceWarning)
-        labels = km.fit_predict(X)
+    """scikit-feature's start: scaled k-means indicator ``Y (YᵀY)^{-1/2}`` plus 0.02.
+
+    The k-means is :func:`rankers._kmeans.kmeans_labels` (10 restarts, k-means++), whose
+    partition does not depend on the last bits of its distances.
+    """
+    labels = kmeans_labels(X, c, rng, n_init=10, max_iter=300)
     counts = np.bincount(labels, minlength=c).astype(np.float64)
     scale = np.divide(1.0, np.sqrt(counts), out=np.zeros(c), where=counts > 0)
     F = np.zeros((X.shape[0], c))

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 
+from rankers._kmeans import kmeans_labels
 from rankers.unsupervised.ndfs import NDFSRanker, _f_step
 
 
@@ -33,7 +33,8 @@ def dense_ndfs(X, c, n_iter, alpha=1.0, beta=1.0, gamma=1e9, normalized=False, s
     L = np.diag(d) - S
     if normalized:
         L = np.diag(d**-0.5) @ L @ np.diag(d**-0.5)
-    labels = KMeans(c, n_init=10, max_iter=300, tol=1e-4, random_state=seed).fit_predict(X)
+    # the same start as the ranker's (its k-means is tested in tests/rankers/test_kmeans.py)
+    labels = kmeans_labels(X, c, np.random.RandomState(seed))
     Y = np.eye(c)[labels]
     F = Y @ np.diag(np.diag(Y.T @ Y) ** -0.5) + 0.02
     D = np.eye(n)
