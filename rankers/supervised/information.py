@@ -8,12 +8,12 @@ from typing import ClassVar
 import numpy as np
 import scipy.sparse as sp
 from scipy.stats import chi2 as chi2_distribution
-from scipy.stats import rankdata
 from sklearn.feature_selection import chi2 as sklearn_chi2
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from rankers.base import BaseRanker
 from rankers.exceptions import InvalidInputError
+from rankers.ties import tied_ranks
 
 __all__ = ["Chi2Ranker", "InfoGainRanker"]
 
@@ -29,9 +29,10 @@ def _discretise(X: np.ndarray, n_bins: int) -> np.ndarray:
     feature that is 95% zeros, or 95% at its maximum, into a single bin).
     """
     m = X.shape[0]
-    dense = rankdata(X, axis=0, method="dense").astype(np.int64)
+    # values within 1e-9 of each other (relative to the feature's largest) are one value
+    # (rankers.ties): a bin must not depend on the last bits of a computed input
+    dense, mid = tied_ranks(X)
     n_distinct = dense.max(axis=0)
-    mid = rankdata(X, axis=0, method="average")
     binned = np.floor((mid - 1.0) * n_bins / m).astype(np.int64)
     return np.where(n_distinct <= n_bins, dense - 1, binned)
 

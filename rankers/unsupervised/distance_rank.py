@@ -13,6 +13,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
 from rankers.base import BaseRanker
+from rankers.ties import TIE_RTOL
 
 __all__ = ["DistanceRankRanker"]
 
@@ -176,8 +177,11 @@ class DistanceRankRanker(BaseRanker):
         total_sorted = total[by_total]
         del total
         total_ranks = None
-        if (total_sorted[1:] == total_sorted[:-1]).any():
-            total_ranks = _average_ranks_of_sorted(total_sorted[None, :])[0]
+        # ties within the tolerance of rankers.ties: duplicated samples or equal
+        # distances must not be ordered by the last bits of their squared distances
+        tol = TIE_RTOL * total_sorted[-1:]
+        if (np.diff(total_sorted) <= tol).any():
+            total_ranks = _average_ranks_of_sorted(total_sorted[None, :], tol)[0]
             total_ranks -= (n_pairs + 1) / 2.0  # centred, like every average-rank vector
         total_ss = _sum_of_squares(total_ranks, n_pairs)
         del total_sorted
@@ -247,7 +251,8 @@ def _block_correlation(XT, iu, ju, total_ranks):
     # order[f, q] = position (in total-distance order) of the pair whose distance on
     # feature f has rank q + 1, so the total-distance rank of that pair is order[f, q] + 1
     centre = (n_pairs - 1) / 2.0
-    untied = ~(diff[:, 1:] == diff[:, :-1]).any(axis=1)
+    tol = TIE_RTOL * diff[:, -1]  # each row's largest distance (rows are sorted)
+    untied = ~(np.diff(diff, axis=1) <= tol[:, None]).any(axis=1)
     cov = np.empty(len(diff))
     ss = np.empty(len(diff))
     if untied.any():
@@ -261,7 +266,7 @@ def _block_correlation(XT, iu, ju, total_ranks):
         ss[untied] = _sum_of_squares(None, n_pairs)
     tied = ~untied
     if tied.any():
-        ranks = _average_ranks_of_sorted(diff[tied])
+        ranks = _average_ranks_of_sorted(diff[tied], tol[tied])
         ranks -= centre + 1.0
         mine = order[tied]
         gathered = mine - centre if total_ranks is None else total_ranks[mine]
@@ -343,12 +348,16 @@ def _repair_runs(order, out, n: int) -> None:
     out[idx] = out[fix]
 
 
-def _average_ranks_of_sorted(s):
-    """Average ranks (1-based, ties share their mean rank) of rows already sorted."""
+def _average_ranks_of_sorted(s, tol):
+    """Average ranks (1-based, ties share their mean rank) of rows already sorted.
+
+    Successive values at most ``tol`` (one per row) apart are tied, as in
+    :mod:`rankers.ties`.
+    """
     b, n = s.shape
     new = np.empty((b, n), dtype=bool)
     new[:, 0] = True
-    np.not_equal(s[:, 1:], s[:, :-1], out=new[:, 1:])
+    np.greater(np.diff(s, axis=1), np.asarray(tol, dtype=np.float64).reshape(b, 1), out=new[:, 1:])
     if new.all():
         return np.broadcast_to(np.arange(1.0, n + 1.0), (b, n)).copy()
     # tie groups never span rows: every row starts a new group

@@ -17,6 +17,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
 from rankers.base import BaseRanker
 from rankers.exceptions import MoweightsError
+from rankers.ties import TIE_RTOL
 
 __all__ = ["Genie3Ranker", "RFScoreRanker"]
 
@@ -53,12 +54,17 @@ def _inputs_and_targets(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     alone, so data that differ by a positive affine map of a feature (whose z-scores
     differ in the last float64 bits) give the same float32 values and bit-identical
     trees; otherwise those bits would decide the exact ties between features inducing
-    the same partition of a small node, which are frequent.
+    the same partition of a small node, which are frequent. The float32 cast rounds
+    away last-bit differences everywhere but near 0, where centred values within 1e-9 of
+    the feature's largest are set to 0.
     """
     # one memory layout, so that equal values give equal bits whatever the caller's order
     X = np.ascontiguousarray(X)
     Xs = X / np.abs(X).max(axis=0)
     Z = Xs - Xs.mean(axis=0)
+    # a value equal to its feature's mean in exact arithmetic computes as a tiny number of
+    # either sign, which float32 keeps: it is 0 (the tie rule of rankers.ties)
+    Z[np.abs(Z) <= TIE_RTOL * np.abs(Z).max(axis=0)] = 0.0
     Z32 = (Z / _nonzero(Z.std(axis=0))).astype(np.float32)
     Y = Z32.astype(np.float64)
     Y /= _nonzero(Y.std(axis=0))

@@ -13,6 +13,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from rankers.base import BaseRanker
+from rankers.ties import duplicate_columns
 from rankers.unsupervised._affinity import (
     METRICS,
     WEIGHT_MODES,
@@ -122,6 +123,12 @@ class MCFSRanker(BaseRanker):
     end point by a least-squares solve (SVD, backward stable): the true end of the
     path, and 5-15 times faster. ``solver="lars"`` reproduces scikit-feature's numbers.
 
+    Features that are equal after centring (duplicated columns, or columns a constant
+    apart) are one regressor: LARS would give the whole coefficient to one of them,
+    chosen by the last bits of its correlations (which differ between machines), so
+    each gets the coefficient of the first of its group and they tie, lower index first
+    (:func:`rankers.ties.duplicate_columns`).
+
     References
     ----------
     .. [1] D. Cai, C. Zhang and X. He, "Unsupervised Feature Selection for
@@ -197,15 +204,23 @@ class MCFSRanker(BaseRanker):
         )
         self.eigenvalues_ = mu
         Y = inv_sqrt[:, None] * U  # generalised eigenvectors of W y = μ D y
+        # Columns equal after centring (duplicates, or a constant apart) are one regressor
+        # to LARS, which would give all of the coefficient to whichever rounding favours;
+        # each duplicate gets the coefficient of the first of its group instead.
+        rep = duplicate_columns(X - X.mean(axis=0))
+        keep, member = np.unique(rep, return_inverse=True)
+        Xu = X[:, keep] if keep.size < n else X
+        nu = keep.size
         # the whole path: after centring X has rank <= m - 1, so the residual vanishes
         # by step m - 1 and later LARS steps only add numerically degenerate columns
-        full = min(n, m - 1)
+        full = min(nu, m - 1)
         d = full if self.n_nonzero_coefs is None else min(int(self.n_nonzero_coefs), full)
         coef = None
-        if d == n and self.solver == "auto":  # the paths' end: the OLS fit at full rank
-            coef = _least_squares_end(X, Y)
+        if d == nu and self.solver == "auto":  # the paths' end: the OLS fit at full rank
+            coef = _least_squares_end(Xu, Y)
         if coef is None:
-            coef = self._lars(X, Y, d, K)
+            coef = self._lars(Xu, Y, d, K)
+        coef = coef[member]
         self.coef_ = np.zeros((self.constant_features_.size, K))
         self.coef_[~self.constant_features_] = coef
         return np.abs(coef).max(axis=1)
