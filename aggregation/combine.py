@@ -317,5 +317,6 @@ def weighted_mean_rank(
     if not np.array_equal(w, np.round(w)):
         w = w / w.max()  # x / x == 1 exactly: equal fractional weights stay exact
     mean = (w @ ranks) / w.sum()
-    order = np.argsort(mean, kind="stable")
-    return Ranking(names, len(names) + 1 - mean, method=method, order_idx=order)
+    # fractional weights make equal weighted means differ in their last bits: the
+    # Ranking ties them (rankers.ties) and orders ties by the first input's names
+    return Ranking(names, len(names) + 1 - mean, method=method)

@@ -14,6 +14,7 @@ from scipy.stats import rankdata
 from sklearn.exceptions import NotFittedError
 
 from rankers.exceptions import FeatureMismatchError, InvalidInputError, InvalidParameterError
+from rankers.ties import snap_ties
 
 __all__ = ["GenericRanking", "Ranking"]
 
@@ -140,13 +141,17 @@ class Ranking:
     names : sequence of str
         Feature names, unique.
     scores : array-like of shape (n_features,)
-        Finite scores aligned with ``names``; higher = more relevant.
+        Finite scores aligned with ``names``; higher = more relevant. Scores closer than
+        ``1e-9`` times the largest absolute score are ties (:mod:`rankers.ties`): they are
+        stored as one value, their mean, so that an order or a rank never depends on the
+        last bits of a computed score.
     method : str or None, default=None
         Name of the method that produced the ranking.
     order_idx : array-like of int, default=None
         Indices into ``names``, best first. Default ``np.argsort(-scores, kind="stable")``
-        (ties broken by the earlier name). When given it must be a permutation that never puts
-        a lower score before a higher one (only ties may be broken differently).
+        (ties, near-ties included, broken by the earlier name). When given it must be a
+        permutation that never puts a lower score before a higher one (only ties may be
+        broken differently).
 
     Examples
     --------
@@ -178,6 +183,7 @@ class Ranking:
             raise InvalidInputError(
                 "scores must be finite; not finite for feature(s) " + ", ".join(listed) + more
             )
+        scores = snap_ties(scores)
         if order_idx is None:
             order_idx = np.argsort(-scores, kind="stable")
         else:

@@ -27,6 +27,7 @@ import pandas as pd
 from scipy import stats as st
 
 from rankers.exceptions import InvalidInputError, InvalidParameterError
+from rankers.ties import snap_ties
 
 __all__ = [
     "FriedmanResult",
@@ -101,6 +102,9 @@ def _results(table: Any, higher_is_better: Any, nan_policy: str) -> pd.DataFrame
 
 def _ranks(frame: pd.DataFrame, higher_is_better: bool) -> pd.DataFrame:
     oriented = -frame.to_numpy() if higher_is_better else frame.to_numpy()
+    # scores within 1e-9 of each other (relative to the row's largest) are ties, so that a
+    # method's rank does not depend on the last bits of its score (rankers.ties)
+    oriented = np.array([snap_ties(row) for row in oriented]).reshape(oriented.shape)
     return pd.DataFrame(st.rankdata(oriented, axis=1), index=frame.index, columns=frame.columns)
 
 

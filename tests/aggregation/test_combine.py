@@ -473,3 +473,23 @@ def test_tied_scores_stay_in_one_block():
     assert str(generic([a, b])) == "{a} > {b} > {c,d}"
     assert str(GenericRanking.from_ranking(a)) == "{a} > {b} > {c,d}"
     assert generic([a]) == GenericRanking.from_ranking(a)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 6), q=st.integers(2, 5))
+def test_weighted_mean_rank_ties_are_exact_ties(seed, n, q):
+    # fractional weights: means equal in exact arithmetic differ in their last bits when
+    # computed; they must still tie and keep the first input's names order
+    from fractions import Fraction
+
+    rng = np.random.default_rng(seed)
+    names = [f"f{i}" for i in range(n)]
+    inputs = [Ranking.from_order(list(rng.permutation(names)), names=names) for _ in range(q)]
+    w = rng.choice([0.1, 0.2, 0.3, 0.7], size=q)
+    got = weighted_mean_rank(inputs, w)
+    exact = {
+        f: sum(Fraction(str(wi)) * Fraction(r.ranks[f]) for wi, r in zip(w, inputs, strict=True))
+        for f in names
+    }
+    expected = sorted(names, key=lambda f: (exact[f], names.index(f)))
+    assert got.order == expected

@@ -337,3 +337,16 @@ def test_generic_ranking_from_ranking_block_of_to_frame():
     assert frame["feature"].tolist() == ["a", "d", "c", "b"]
     assert frame["block"].tolist() == [1, 1, 2, 3]
     assert frame["rank"].tolist() == [1.5, 1.5, 3.0, 4.0]
+
+
+def test_near_tied_scores_tie_whatever_their_last_bits():
+    # equal in exact arithmetic, different in the last bits: one block, earlier name first
+    a = Ranking.from_scores([0.3, 0.1 + 0.2, 0.6], names=["p", "q", "r"])
+    b = Ranking.from_scores([0.3, np.nextafter(0.3, 0.0), 0.6], names=["p", "q", "r"])
+    for r in (a, b):
+        assert r.order == ["r", "p", "q"]
+        assert r.ranks.tolist() == [2.5, 2.5, 1.0]
+        assert r.scores[0] == r.scores[1]
+    # a real difference is kept
+    c = Ranking.from_scores([0.3, 0.3 * (1 + 1e-6), 0.6], names=["p", "q", "r"])
+    assert c.order == ["r", "q", "p"]

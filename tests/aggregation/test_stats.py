@@ -413,3 +413,11 @@ def test_importing_the_diagram_module_loads_no_pyplot():
     code = "import aggregation._cd_diagram, sys; print('matplotlib.pyplot' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_scores_equal_in_exact_arithmetic_tie_in_the_ranks():
+    # 0.1 + 0.2 and 0.3 differ in their last bit; a method's rank must not depend on it
+    table = pd.DataFrame({"a": [0.1 + 0.2, 0.5], "b": [0.3, 0.5], "c": [0.9, 0.1]})
+    ranks = rank_table(table, higher_is_better=False)
+    assert ranks.loc[0].tolist() == [1.5, 1.5, 3.0]
+    assert ranks.loc[1].tolist() == [2.5, 2.5, 1.0]
