@@ -161,7 +161,7 @@ def test_on_mismatch_drop_keeps_the_sites_that_share_the_majority_feature_set(tm
 def test_on_mismatch_drop_needs_a_feature_set_held_by_most_sites():
     # two sites: neither is the odd one; four sites split two against two: no majority
     for sites in (
-        {"a": _site([3, 2, 1]), "b": _site([3, 2, 1]).assign(z=1.5)},
+        {"a": _site([3, 2, 1]), "b": _site([3, 2, 1]).assign(z=np.arange(40.0))},
         {
             "a": _site([3, 2, 1]),
             "b": _site([3, 2, 1]),
