@@ -116,7 +116,8 @@ class LocalDeployment:
         """``flwr run`` the apps with ``run_config`` (:data:`RUN_CONFIG` keys; ``_`` for ``-``).
 
         Returns what the ServerApp wrote (:func:`read_result`); ``output-dir`` defaults to
-        ``workdir/output``. Raises ``RuntimeError`` quoting Flower's output when the run
+        ``workdir/output``. Flower's output (the ServerApp's streamed log) is kept in
+        ``workdir/flwr-run.log``. Raises ``RuntimeError`` quoting Flower's output when the run
         fails, ``subprocess.TimeoutExpired`` after ``timeout`` seconds.
         """
         cfg = {k.replace("_", "-"): v for k, v in run_config.items()}
@@ -136,6 +137,8 @@ class LocalDeployment:
             text=True,
             timeout=timeout,
         )
+        # what the operator saw (the ServerApp's log, streamed), beside the other logs
+        (self.workdir / "flwr-run.log").write_text(done.stdout + done.stderr, encoding="utf-8")
         if done.returncode != 0 or not result.is_file():
             raise RuntimeError(
                 f"flwr run failed (exit {done.returncode}):\n{done.stdout[-3000:]}\n"

@@ -170,29 +170,82 @@ def _site_job(name, data, ranker, params, target, seed, on_error) -> _SiteOutcom
 
 
 # ------------------------------------------------------------------ checks shared by the steps
-def _check_same_features(names: Mapping[str, Sequence[str]]) -> None:
-    """Every site must have the same features; list each site's missing/extra ones at once.
+def _feature_differences(
+    names: Mapping[str, Sequence[str]],
+) -> tuple[list[str], dict[str, tuple[list[str], list[str]]]]:
+    """The reference features and, for each site that differs from them, (missing, extra).
 
     The reference is the set of features present at at least half of the sites, so one odd
     site is reported as the odd one (with two sites, each is missing what the other adds).
+    When one feature set is held by more than half of the sites, it is the reference.
     """
     sets = {site: set(feats) for site, feats in names.items()}
-    if len({frozenset(s) for s in sets.values()}) <= 1:
-        return
     counts = Counter(f for s in sets.values() for f in s)
     ref = {f for f, c in counts.items() if 2 * c >= len(sets)}
-    missing = {k: sorted(ref - s, key=_natural_key) for k, s in sets.items() if s != ref}
-    extra = {k: sorted(s - ref, key=_natural_key) for k, s in sets.items() if s != ref}
-    lines = [
-        f"  site {k!r}: missing {_fmt(missing[k]) or 'none'}; extra {_fmt(extra[k]) or 'none'}"
-        for k in missing
-    ]
-    raise FeatureMismatchError(
+    diffs = {
+        k: (sorted(ref - s, key=_natural_key), sorted(s - ref, key=_natural_key))
+        for k, s in sets.items()
+        if s != ref
+    }
+    return sorted(ref, key=_natural_key), diffs
+
+
+def _difference(missing: list[str], extra: list[str], named: bool) -> str:
+    if named:
+        return f"missing {_fmt(missing) or 'none'}; extra {_fmt(extra) or 'none'}"
+    return f"{len(missing)} missing, {len(extra)} extra"
+
+
+def _mismatch_error(
+    n_sites: int, diffs: Mapping[str, tuple[list[str], list[str]]], named: bool, hint: str = ""
+) -> FeatureMismatchError:
+    lines = [f"  site {k!r}: {_difference(m, e, named)}" for k, (m, e) in diffs.items()]
+    return FeatureMismatchError(
         "every site must have the same features (matched by name; the reference is the "
-        f"features found at at least half of the {len(sets)} sites):\n" + "\n".join(lines),
-        missing=missing,
-        extra=extra,
+        f"features found at at least half of the {n_sites} sites):\n" + "\n".join(lines) + hint,
+        missing={k: m for k, (m, _) in diffs.items()},
+        extra={k: e for k, (_, e) in diffs.items()},
     )
+
+
+def _check_same_features(
+    names: Mapping[str, Sequence[str]], *, named: bool = True, hint: str = ""
+) -> None:
+    """Every site must have the same features; list each site's differences at once.
+
+    ``named=False`` gives counts of missing and extra features instead of their names (for
+    the Flower server, whose errors travel to logs every participant reads); the
+    exception's ``missing`` and ``extra`` attributes hold the names either way.
+    """
+    _, diffs = _feature_differences(names)
+    if diffs:
+        raise _mismatch_error(len(names), diffs, named, hint)
+
+
+def _odd_sites(names: Mapping[str, Sequence[str]], *, named: bool = True) -> dict[str, str]:
+    """The sites to drop (site -> why) so that the others share one feature set.
+
+    Kept: the sites holding the feature set that more than half of the sites hold. Without
+    such a majority no site can be called the odd one (two sites, or two camps): the
+    mismatch is raised as ``_check_same_features`` raises it.
+    """
+    ref, diffs = _feature_differences(names)
+    kept = len(names) - len(diffs)
+    if not diffs:
+        return {}
+    if 2 * kept <= len(names):
+        raise _mismatch_error(
+            len(names),
+            diffs,
+            named,
+            "\nno feature set is held by more than half of the sites, so no site can be "
+            "dropped as the odd one",
+        )
+    return {
+        k: f"FeatureMismatchError: dropped, as its features differ from the {len(ref)} that "
+        f"{kept} of the {len(names)} sites share: {_difference(m, e, named)}"
+        for k, (m, e) in diffs.items()
+    }
 
 
 # ------------------------------------------------------------------ driver

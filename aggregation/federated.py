@@ -16,7 +16,12 @@ Two steps, kept apart on purpose:
 feature, the method's name and the order) and its number of rows (for ``weights="size"``,
 like Flower's ``num_examples``); for a failed site, the error message instead (with
 ``on_error="raise"``, the exception). No row, column of values or fitted model leaves the
-per-site job.
+per-site job. The error message is kept whole here, as it stays in this process; across
+machines (:mod:`aggregation.flower`) a site sends only the error's type and a fixed message.
+
+Sites whose feature sets differ stop the run (``on_mismatch="raise"``) or are dropped from
+the aggregation and listed in ``failed`` (``on_mismatch="drop"``: the sites holding the
+feature set that more than half of the sites hold are kept).
 
 Every site puts its feature columns in natural sort order of their names (``x2`` before
 ``x10``) before fitting, so results depend neither on a site's column order nor on which
@@ -41,6 +46,7 @@ from aggregation._sites import (
     _check_same_features,
     _features,
     _make_ranker,
+    _odd_sites,
     _site_job,
     _site_seeds,
     _site_sources,
@@ -203,7 +209,8 @@ class SiteRankings:
         The generic ranking of all ranked sites (computed whether or not "generic" was
         asked for in ``aggregate``): it gives ``s`` and the ``compatible`` verdict.
     failed : dict
-        Site -> ``"ErrorType: message"`` for sites whose loading or ranking raised.
+        Site -> ``"ErrorType: message"`` for sites whose loading or ranking raised, or that
+        were dropped for their feature set (``"FeatureMismatchError: dropped, ..."``).
     sizes : dict
         Site -> number of rows (for failed sites only when the rows were known up front).
     """
@@ -340,6 +347,7 @@ def rank_sites(
     n_jobs: int | None = None,
     random_state: Any = None,
     on_error: str = "report",
+    on_mismatch: str = "raise",
     verbose: int = 0,
 ) -> SiteRankings:
     """Rank every site's data where it lives, then aggregate the rankings (SPEC §6).
@@ -371,7 +379,16 @@ def rank_sites(
         the backend); it is given to a ranker whose own ``random_state`` is None.
     on_error : {"report", "raise"}, default="report"
         A site whose loading or ranking raises is listed in ``failed`` and the others are
-        aggregated; "raise" re-raises the first error (noting the site).
+        aggregated; "raise" re-raises the first error (noting the site). The message is kept
+        whole in ``failed``: it stays in this process (the Flower server, where results are
+        shared, gets a fixed one; see :mod:`aggregation.flower`).
+    on_mismatch : {"raise", "drop"}, default="raise"
+        Sites whose feature sets differ: "raise" stops every site (FeatureMismatchError);
+        "drop" keeps the sites holding the feature set that more than half of the sites
+        hold and lists the others in ``failed`` (``"FeatureMismatchError: dropped, ..."``,
+        naming their missing and extra features). Sites are ranked first and compared by
+        their rankings' feature names, as the Flower server does. Without such a majority
+        (two sites, or two camps) no site is the odd one and the mismatch is raised.
     verbose : int, default=0
         Show a progress bar over the sites when > 0.
 
@@ -384,7 +401,8 @@ def rank_sites(
     FeatureMismatchError
         Sites with different feature sets (matched by name): every site's missing and extra
         features at once. DataFrame sites are checked before ranking; path and loader
-        sites after, from their rankings' names.
+        sites after, from their rankings' names. With ``on_mismatch="drop"``, only when no
+        feature set is held by more than half of the sites.
     InvalidInputError
         When no site could be ranked (each site's error is listed).
 
@@ -401,6 +419,8 @@ def rank_sites(
     """
     if on_error not in ("report", "raise"):
         raise InvalidParameterError(f"on_error must be 'report' or 'raise', got {on_error!r}")
+    if on_mismatch not in ("raise", "drop"):
+        raise InvalidParameterError(f"on_mismatch must be 'raise' or 'drop', got {on_mismatch!r}")
     if not (weights is None or weights == "size" or isinstance(weights, Mapping)):
         raise InvalidParameterError(
             f"weights must be None, 'size' or a mapping site -> weight, got {weights!r}"
@@ -410,7 +430,8 @@ def rank_sites(
     proto = _make_ranker(ranker, params)
     frames = {s: d for s, d in sources.items() if isinstance(d, pd.DataFrame)}
     named = {s: d for s, d in frames.items() if all(isinstance(c, str) for c in d.columns)}
-    _check_same_features({s: _features(d, target) for s, d in named.items()})
+    if on_mismatch == "raise":
+        _check_same_features({s: _features(d, target) for s, d in named.items()})
     seeds = _site_seeds(random_state, len(sources))
     jobs = (
         delayed(_site_job)(s, d, proto, None, target, seed, on_error)
@@ -433,6 +454,11 @@ def rank_sites(
         raise InvalidInputError(
             "no site could be ranked:\n" + "\n".join(f"  {s}: {e}" for s, e in failed.items())
         )
+    if on_mismatch == "drop":
+        for site, why in _odd_sites({s: r.names for s, r in rankings.items()}).items():
+            del rankings[site]
+            failed[site] = why
+        failed = {s: failed[s] for s in sources if s in failed}  # in site order
     if "weighted_mean_rank" in methods and not isinstance(weights, Mapping):
         weights = {s: sizes[s] for s in rankings}
     aggregated = aggregate_rankings(rankings, methods, weights)

@@ -18,11 +18,55 @@ object; the server unpickles nothing:
 
 - ConfigRecord ``"site"``: ``site`` (the site's name), ``status`` (``"ok"`` or ``"error"``),
   ``method`` (the ranker's name), ``features`` (the feature names); for a failed site
-  ``error`` (``"ErrorType: message"``) instead of a ranking;
+  ``error`` (``"TypeName: fixed message"``, see below) instead of a ranking;
 - ArrayRecord ``"ranking"``: ``scores`` (float64, one per feature, aligned with ``features``)
   and ``order`` (int64, feature indices best first).
 
 No row, column of values, row count or fitted model leaves a site.
+
+Errors: what a failed site says
+-------------------------------
+An exception's text can quote the site's data -- a label value, the site's column list, the
+path of its file -- and what a site replies is written to the server's ``result.json``,
+its tables and the ServerApp's log, which Flower streams to the operator. So a failed site
+replies with :func:`site_error`: an error **type** and a **fixed message** chosen by that
+type, never built from the exception (e.g. ``"InvalidInputError: the site's data could not
+be read or was refused by the ranker"``; a generic ``"... the site could not rank its
+data"`` for types without a message of their own). The type is moweights' own class the
+message belongs to, or else the nearest standard built-in type of the exception
+(``ValueError``, ``FileNotFoundError``...; ``"Error"`` when that is only ``Exception``):
+a plugin's own class name is never sent, as a plugin may build it from data. The full
+error, with its traceback, goes to the **site's own log**: Python logging, logger
+``aggregation.flower``, at ERROR, in the ClientApp's process (which writes to the
+SuperNode's stderr unless the site configures logging); Flower does not forward a
+ClientApp's log to the server. The server checks what it receives: an error that is not
+one of the fixed texts (an older or altered site) is withheld, and so is Flower's own
+reason for a crashed ClientApp (it quotes the exception), leaving the error code.
+
+The per-site errors of :func:`~aggregation.federated.rank_sites` keep their full text: they
+stay in the one process that ranked the sites.
+
+Sites whose features differ
+---------------------------
+The server compares the feature names that come with the sites' rankings (they travel, as
+aggregation needs them); no column list travels in an error. Run config ``on-mismatch``:
+``"raise"`` (the default, as before: a silent drop would change whom the result speaks for
+without the operator choosing it) stops the run, after writing ``result.json`` with every
+ranking received; ``"drop"`` aggregates the sites that hold the feature set more than half
+of the sites hold, and reports each other site in ``failed`` as ``"FeatureMismatchError:
+dropped, ..."``; the ranking of a dropped site is neither aggregated nor written. Without
+such a majority (two sites, two camps) nothing can be called the odd site and the run stops.
+
+*Decision: counts, not names, in errors.* Feature names are schema, not rows, and they
+reach the server inside every ranking (aggregation needs them); ``result.json`` keeps the
+rankings the server used or, when the run stops, every ranking received, for diagnosis.
+But an error is copied further than the result -- the ServerApp's log is streamed to the
+operator and kept by the SuperLink, a traceback gets pasted into tickets -- and a site's
+extra columns are its own schema (a column name can tell what a site records about
+people). So errors, logs and ``failed`` name a differing site and count its missing and
+extra features without naming them. The count says which site to look at; its operator
+finds the names locally by comparing its columns with the features in ``result.json``
+(``rank_sites`` on the same tables names them).
 
 Deployment
 ----------
@@ -54,7 +98,8 @@ Run config (``--run-config``; defaults in :data:`RUN_CONFIG`): ``ranker`` (regis
 ``rank_sites`` does for a dict in that order; a site not listed is refused; empty = accept
 every site, each seeded with ``random-state`` itself), ``min-sites`` (how many sites to wait
 for; 0 = all listed sites), ``node-timeout`` and ``reply-timeout`` (seconds), ``aggregate``
-(comma-separated :data:`~aggregation.federated.AGGREGATES` names) and ``output-dir`` (on the
+(comma-separated :data:`~aggregation.federated.AGGREGATES` names), ``on-mismatch``
+(``"raise"`` or ``"drop"``, above) and ``output-dir`` (on the
 server; a relative path starts at the SuperLink's working directory), which receives
 ``result.json`` (read it back with :func:`read_result`), ``site_rankings.csv``,
 ``aggregated.csv`` and ``failed.csv``.
@@ -72,6 +117,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from aggregation._site_errors import NodeConfigError, is_site_error, site_error
+from aggregation._sites import _check_same_features, _odd_sites
 from aggregation.federated import (
     SiteRankings,
     _check_methods,
@@ -81,7 +128,7 @@ from aggregation.federated import (
     rank_one_site,
 )
 from aggregation.ranking import GenericRanking, Ranking
-from rankers.exceptions import InvalidParameterError
+from rankers.exceptions import FeatureMismatchError, InvalidParameterError
 
 # client_app and server_app are made on first access (module __getattr__, below); Flower's
 # loader finds them in __all__.
@@ -94,9 +141,14 @@ __all__ = [  # noqa: F822
     "client_app",
     "read_result",
     "server_app",
+    "site_error",
     "site_seeds",
     "write_app",
 ]
+
+#: the site's own log (Python logging in the ClientApp's process, which writes to the
+#: SuperNode's stderr unless the site configures logging): every failure in full, at ERROR
+_LOG = logging.getLogger(__name__)
 
 #: the one message a site answers (Flower's "query" category, action "rank")
 MESSAGE_TYPE = "query.rank"
@@ -112,8 +164,15 @@ RUN_CONFIG: dict[str, str | int | float] = {
     "node-timeout": 60.0,
     "reply-timeout": 300.0,
     "aggregate": "generic,mean_rank",
+    "on-mismatch": "raise",
     "output-dir": "moweights-flower-output",
 }
+
+#: what the server records for a site whose error text is not one of the fixed messages
+_WITHHELD = (
+    "InvalidReply: the site's error message is not one of moweights' fixed messages, so it "
+    "is withheld (an older or altered site may quote its data); see the site's log"
+)
 
 _INSTALL_HINT = 'aggregation.flower needs Flower 1.41: pip install "moweights[federated]"'
 
@@ -147,44 +206,53 @@ def site_seeds(random_state: int | None, sites: Iterable[str]) -> dict[str, int 
 
 # ------------------------------------------------------------------ the site (ClientApp)
 def _site_reply(msg: Any, context: Any) -> Any:
-    """Rank this site's local table as asked and reply with the ranking (or the error)."""
-    from flwr.app import Array, ArrayRecord, ConfigRecord, Message, RecordDict
+    """Rank this site's local table as asked; reply with the ranking or a data-free error."""
+    from flwr.app import ConfigRecord, Message, RecordDict
 
-    node = context.node_config
-    site = str(node.get("site", f"node-{context.node_id}"))
+    site = str(context.node_config.get("site", f"node-{context.node_id}"))
     try:
-        ask = msg.content["request"]
-        names = list(ask["site-names"]) if "site-names" in ask else []
-        if names and site not in names:
-            raise InvalidParameterError(
-                f"site {site!r} is not one of this run's sites ({', '.join(names)}); "
-                "check its --node-config site=..."
-            )
-        seed = int(ask["site-seeds"][names.index(site)]) if names else int(ask["seed"])
-        path = node.get("data-path")
-        if not path:
-            raise InvalidParameterError(
-                "this SuperNode has no data-path: start it with "
-                "--node-config \"data-path='/path/to/table.csv'\""
-            )
-        target = str(node.get("target") or ask["target"]) or None
-        params = json.loads(str(ask["ranker-params"]))
-        ranking = rank_one_site(
-            Path(str(path)), str(ask["ranker"]), params, target, None if seed < 0 else seed
-        )
+        content = _rank_here(msg.content["request"], context.node_config, site)
     except Exception as exc:
-        # A site's failure is its answer, so the server keeps the other sites' rankings.
-        error = f"{type(exc).__name__}: {exc}"
-        record = ConfigRecord({"site": site, "status": "error", "error": error})
-        return Message(RecordDict({"site": record}), reply_to=msg)
+        # A site's failure is its answer, so the server keeps the other sites' rankings. The
+        # reply says only what kind of failure (site_error); the text stays here.
+        public = site_error(exc)
+        _LOG.error(
+            "site %r could not rank its data; the server is told %r", site, public, exc_info=True
+        )
+        record = ConfigRecord({"site": site, "status": "error", "error": public})
+        content = RecordDict({"site": record})
+    return Message(content, reply_to=msg)
+
+
+def _rank_here(ask: Any, node: Mapping[str, Any], site: str) -> Any:
+    """The reply content of a site that ranked: its ranking's names, scores and order."""
+    from flwr.app import Array, ArrayRecord, ConfigRecord, RecordDict
+
+    names = list(ask["site-names"]) if "site-names" in ask else []
+    if names and site not in names:
+        raise NodeConfigError(
+            f"site {site!r} is not one of this run's sites ({', '.join(names)}); "
+            "check its --node-config site=..."
+        )
+    seed = int(ask["site-seeds"][names.index(site)]) if names else int(ask["seed"])
+    path = node.get("data-path")
+    if not path:
+        raise NodeConfigError(
+            "this SuperNode has no data-path: start it with "
+            "--node-config \"data-path='/path/to/table.csv'\""
+        )
+    target = str(node.get("target") or ask["target"]) or None
+    params = json.loads(str(ask["ranker-params"]))
+    ranking = rank_one_site(
+        Path(str(path)), str(ask["ranker"]), params, target, None if seed < 0 else seed
+    )
     meta = {"site": site, "status": "ok", "method": ranking.method or ""}
     meta["features"] = list(ranking.names)
     arrays = {
         "scores": Array(np.ascontiguousarray(ranking.scores, dtype=np.float64)),
         "order": Array(np.ascontiguousarray(ranking.order_idx, dtype=np.int64)),
     }
-    content = RecordDict({"site": ConfigRecord(meta), "ranking": ArrayRecord(arrays)})
-    return Message(content, reply_to=msg)
+    return RecordDict({"site": ConfigRecord(meta), "ranking": ArrayRecord(arrays)})
 
 
 def build_client_app() -> Any:
@@ -223,6 +291,8 @@ def _settings(run_config: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("node-timeout", "reply-timeout"):
         if isinstance(cfg[key], bool) or not isinstance(cfg[key], (int, float)) or cfg[key] <= 0:
             errors.append(f"{key} must be a positive number of seconds, got {cfg[key]!r}")
+    if cfg["on-mismatch"] not in ("raise", "drop"):
+        errors.append(f"on-mismatch must be 'raise' or 'drop', got {cfg['on-mismatch']!r}")
     if errors:
         raise InvalidParameterError("invalid run config:\n  " + "\n  ".join(errors))
     return {
@@ -262,17 +332,30 @@ def _request(cfg: Mapping[str, Any]) -> Any:
     return ConfigRecord(ask)
 
 
+def _flower_error(code: int) -> str:
+    """A Flower error reply, by its code only: Flower's reason for a crashed ClientApp
+    quotes the exception (``"<class ...>:<'text'>"``), which may quote the site's data."""
+    from flwr.common.constant import ErrorCode
+
+    names = {v: k for k, v in vars(ErrorCode).items() if isinstance(v, int) and k.isupper()}
+    return (
+        f"FlowerError: code {code} ({names.get(code, 'UNKNOWN')}); Flower's reason is "
+        "withheld, as it may quote the site's data; see the site's log"
+    )
+
+
 def _read_reply(reply: Any) -> tuple[str, Ranking | None, str | None]:
     """(site, ranking, error) from one reply; only strings and numeric arrays are read."""
     node = f"node-{reply.metadata.src_node_id}"
     if reply.has_error():  # Flower's own error: the ClientApp crashed or could not load
-        return node, None, f"FlowerError {reply.error.code}: {reply.error.reason}"
+        return node, None, _flower_error(int(reply.error.code))
     site = node
     try:  # a malformed reply fails its site, never the run
         meta = reply.content["site"]
         site = str(meta["site"])
         if meta["status"] != "ok":
-            return site, None, str(meta["error"])
+            error = str(meta["error"])
+            return site, None, error if is_site_error(error) else _WITHHELD
         arrays = reply.content["ranking"]
         scores, order = arrays["scores"].numpy(), arrays["order"].numpy()  # allow_pickle=False
         if scores.dtype.kind != "f" or order.dtype.kind not in "iu":
@@ -295,13 +378,19 @@ def _collect(replies: Iterable[Any], nodes: list[int], cfg: Mapping[str, Any]) -
             failed[site] = str(error)
         else:
             got[site] = ranking
+    listed = cfg["site-list"]
+    for site in [s for s in claims if listed and s not in listed]:  # the site refused too
+        got.pop(site, None)
+        failed[site] = (
+            "InvalidReply: not one of this run's sites (its --node-config site=...); "
+            "see the run config's sites"
+        )
     answered = {n for ids in claims.values() for n in ids}
     for site, ids in claims.items():  # which one is the site? Trust neither.
         if len(ids) > 1:
             got.pop(site, None)
             failed[site] = f"InvalidReply: {len(ids)} nodes answered as this site: {sorted(ids)}"
     silent = [n for n in nodes if n not in answered]
-    listed = cfg["site-list"]
     missing = [s for s in listed if s not in got and s not in failed]
     for s in missing:  # whether its node never connected or did not answer in time
         failed[s] = f"TimeoutError: no reply within reply-timeout={cfg['reply-timeout']} s"
@@ -339,19 +428,47 @@ def _server_main(grid: Any, context: Any) -> None:
     found = _collect(
         grid.send_and_receive(messages, timeout=float(cfg["reply-timeout"])), nodes, cfg
     )
-    for site, error in found["failed"].items():
-        log(logging.WARNING, "moweights: site %s failed: %s", site, error)
+    try:
+        _check_features(found, cfg)
+    except FeatureMismatchError as exc:  # keep what the sites sent, then stop
+        _write(out, cfg, found, error=f"{type(exc).__name__}: {exc}")
+        raise
+    finally:
+        for site, error in found["failed"].items():
+            log(logging.WARNING, "moweights: site %s failed: %s", site, error)
     if not found["rankings"]:
         _write(out, cfg, found, error="no site returned a ranking")
         raise RuntimeError(f"no site returned a ranking; see {out / 'result.json'}")
     try:
         found["aggregated"] = aggregate_rankings(found["rankings"], cfg["methods"])
-    except ValueError as exc:  # e.g. the sites' features differ: keep what the sites sent
+    except ValueError as exc:  # e.g. kemeny over too many features: keep what the sites sent
         _write(out, cfg, found, error=f"{type(exc).__name__}: {exc}")
         raise
     result = _site_rankings(str(cfg["ranker"]), **found)
     _write(out, cfg, found, compatible=result.compatible, s=result.s)
     log(logging.INFO, "moweights: %d site(s) ranked; result in %s", len(result.rankings), out)
+
+
+def _check_features(found: dict[str, Any], cfg: Mapping[str, Any]) -> None:
+    """The sites' feature sets, compared by their rankings' names (which travel anyway).
+
+    Errors and failures name a differing site and count its missing and extra features,
+    never naming them (see the module docstring). ``on-mismatch="drop"`` moves the odd
+    sites from the rankings to the failures, in the configured site order.
+    """
+    names = {s: r.names for s, r in found["rankings"].items()}
+    if cfg["on-mismatch"] == "raise":
+        hint = "\nrun with on-mismatch='drop' to aggregate the sites that share one feature set"
+        _check_same_features(names, named=False, hint=hint)
+        return
+    dropped = _odd_sites(names, named=False)
+    if dropped:
+        failed = {**found["failed"], **dropped}
+        first = {s: i for i, s in enumerate(cfg["site-list"])}
+        found["rankings"] = {s: r for s, r in found["rankings"].items() if s not in dropped}
+        found["failed"] = {
+            s: failed[s] for s in sorted(failed, key=lambda s: first.get(s, len(first)))
+        }
 
 
 def build_server_app() -> Any:

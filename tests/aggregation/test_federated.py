@@ -135,6 +135,46 @@ def test_feature_mismatch_of_path_sites_is_found_from_their_rankings(tmp_path):
         rank_sites({"a": tmp_path / "a.csv", "b": tmp_path / "b.csv"}, "variance")
 
 
+def test_on_mismatch_drop_keeps_the_sites_that_share_the_majority_feature_set(tmp_path):
+    sites = {f"s{i}": _site([4, 3, 2, 1], seed=i) for i in range(3)}
+    sites["extra"] = _site([4, 3, 2, 1], seed=3).assign(z=np.arange(40.0))  # a frame site
+    _site([4, 3, 2, 1], seed=4).drop(columns="f2").to_csv(tmp_path / "short.csv", index=False)
+    sites["short"] = tmp_path / "short.csv"  # a path site: known only from its ranking
+    res = rank_sites(sites, "variance", on_mismatch="drop")
+    kept = {s: sites[s] for s in ("s0", "s1", "s2")}
+    assert list(res.rankings) == ["s0", "s1", "s2"]
+    assert res.aggregated == rank_sites(kept, "variance").aggregated
+    assert res.aggregated["mean_rank"] == combine.mean_rank([_variances(f) for f in kept.values()])
+    assert list(res.similarity["s_measure"].index) == ["s0", "s1", "s2"]
+    # the dropped sites are named, with their differences (this is the local, one-process API)
+    assert list(res.failed) == ["extra", "short"]
+    assert res.failed["extra"].startswith("FeatureMismatchError: dropped")
+    assert "missing none; extra 'z'" in res.failed["extra"]
+    assert "missing 'f2'; extra none" in res.failed["short"]
+    assert "3 of the 5 sites" in res.failed["short"]
+    assert res.hierarchy({"all": list(sites)}).global_ranking == res.generic
+    # the default still stops every site, naming the differences
+    with pytest.raises(FeatureMismatchError, match="site 'extra': missing none; extra 'z'"):
+        rank_sites(sites, "variance")
+
+
+def test_on_mismatch_drop_needs_a_feature_set_held_by_most_sites():
+    # two sites: neither is the odd one; four sites split two against two: no majority
+    for sites in (
+        {"a": _site([3, 2, 1]), "b": _site([3, 2, 1]).assign(z=np.arange(40.0))},
+        {
+            "a": _site([3, 2, 1]),
+            "b": _site([3, 2, 1]),
+            "c": _site([3, 2]),
+            "d": _site([3, 2]),
+        },
+    ):
+        with pytest.raises(FeatureMismatchError, match="more than half of the sites"):
+            rank_sites(sites, "variance", on_mismatch="drop")
+    with pytest.raises(InvalidParameterError, match="on_mismatch must be 'raise' or 'drop'"):
+        rank_sites({"a": _site([3, 2, 1])}, "variance", on_mismatch="ignore")
+
+
 # ------------------------------------------------------------------ failures
 def test_a_failing_site_is_reported_and_the_others_aggregated():
     sites = {f"s{i}": _site([4, 3, 2, 1], seed=i) for i in range(4)}

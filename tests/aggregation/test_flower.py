@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 import json
+import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -19,12 +21,46 @@ import pytest
 from sklearn.datasets import load_wine
 
 import aggregation.flower as fl
+import rankers
 from aggregation.federated import rank_one_site, rank_sites
 from aggregation.ranking import GenericRanking, Ranking
-from rankers.exceptions import FeatureMismatchError, InvalidParameterError
+from rankers.exceptions import (
+    FeatureMismatchError,
+    InvalidInputError,
+    InvalidParameterError,
+    MoweightsError,
+    UnknownRankerError,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 RF = {"n_estimators": 15}  # a randomised ranker, so the seeds matter
+READ_OR_REFUSED = "the site's data could not be read or was refused by the ranker"
+
+# What a site must keep to itself: a label value and a column name of its own.
+SECRET_LABEL = "SECRET-LABEL-7"
+SECRET_COLUMN = "SECRET_COLUMN_9"
+ODD_COLUMN = "ODD_EXTRA_COLUMN"  # the extra column of a site whose features differ
+
+#: a third-party ranker whose error quotes the site's data, in its text and in its type name
+LEAKY_PLUGIN = f"""
+from rankers import BaseRanker
+from rankers.exceptions import InvalidInputError
+
+
+class LeakyVariance(BaseRanker):
+    \"\"\"Variance; a site labelling a row {SECRET_LABEL!r} makes it fail chattily.\"\"\"
+
+    def fit(self, X, y=None):
+        labels = [] if y is None else [str(v) for v in y]
+        if {SECRET_LABEL!r} in labels:
+            error = type("Label_" + {SECRET_LABEL!r}.replace("-", "_") + "_Error",
+                         (InvalidInputError,), {{}})
+            raise error(f"label {{labels[-1]!r}} is not allowed; columns: {{list(X.columns)}}")
+        return super().fit(X, y)
+
+    def _score(self, X, y):
+        return X.var(axis=0)
+"""
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +76,50 @@ def wine_sites(tmp_path_factory) -> dict[str, Path]:
         frame.iloc[rows].to_csv(paths[f"site{i}"], index=False)
     paths["broken"] = folder / "missing.csv"
     return paths
+
+
+@pytest.fixture
+def leaky_plugin(tmp_path_factory, monkeypatch):
+    """LEAKY_PLUGIN installed as a real distribution (module + dist-info) in a folder that
+    is on this process's path and on PYTHONPATH (so Flower's processes find it too)."""
+    folder = tmp_path_factory.mktemp("plugin")
+    (folder / "leaky_plugin.py").write_text(LEAKY_PLUGIN)
+    info = folder / "leaky_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: leaky-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[moweights.rankers]\nleaky_variance = leaky_plugin:LeakyVariance\n"
+    )
+    monkeypatch.syspath_prepend(str(folder))
+    path = [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(path))
+    rankers.reload()
+    yield folder
+    rankers.reload()
+
+
+def _leaky_site(source: Path, path: Path) -> Path:
+    """The rows of ``source`` with a column of the site's own and one row labelled secretly."""
+    frame = pd.read_csv(source)
+    frame[SECRET_COLUMN] = np.arange(len(frame), dtype=float)
+    frame["label"] = frame["label"].astype(str)
+    frame.loc[frame.index[-1], "label"] = SECRET_LABEL
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _odd_site(source: Path, path: Path) -> Path:
+    """The rows of ``source`` with one extra column: a feature set of its own."""
+    frame = pd.read_csv(source)
+    frame[ODD_COLUMN] = np.linspace(0.0, 1.0, len(frame))
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _assert_private(*texts: str) -> None:
+    for text in texts:
+        for secret in (SECRET_LABEL, SECRET_COLUMN, ODD_COLUMN, "Label_SECRET"):
+            assert secret not in text, (secret, text[-2000:])
 
 
 @pytest.fixture
@@ -108,11 +188,11 @@ def test_server_equals_rank_sites_and_reports_the_failed_site(flwr_app, wine_sit
         np.testing.assert_array_equal(got.rankings[site].scores, ref.rankings[site].scores)
     assert got.aggregated == ref.aggregated
     assert got.generic == ref.generic and got.compatible == ref.compatible
-    assert (
-        got.failed
-        == ref.failed
-        == {"broken": f"InvalidInputError: site data file not found: {wine_sites['broken']}"}
-    )
+    # the server gets the error's type and a fixed message; rank_sites (one process) the text
+    assert got.failed == {"broken": "InvalidInputError: " + READ_OR_REFUSED}
+    assert ref.failed == {
+        "broken": f"InvalidInputError: site data file not found: {wine_sites['broken']}"
+    }
     # another seed gives other forests: the seeds really reach the sites
     other = rank_sites(wine_sites, "random_forest", RF, target="label", random_state=8)
     assert got.rankings["site1"] != other.rankings["site1"]
@@ -144,7 +224,7 @@ def test_reply_holds_only_strings_numbers_and_numeric_arrays(flwr_app, wine_site
     np.testing.assert_allclose(arrays["scores"].numpy(), variances)
     np.testing.assert_array_equal(arrays["order"].numpy(), np.argsort(-variances, kind="stable"))
     assert failed.content["site"]["status"] == "error"
-    assert failed.content["site"]["error"].startswith("InvalidInputError: site data file")
+    assert failed.content["site"]["error"] == "InvalidInputError: " + READ_OR_REFUSED
 
 
 def test_silent_and_unexpected_nodes_are_reported_and_the_others_kept(
@@ -159,6 +239,7 @@ def test_silent_and_unexpected_nodes_are_reported_and_the_others_kept(
     assert set(got.failed) == {"site3", "intruder"}
     assert got.failed["site3"].startswith("TimeoutError: no reply")
     assert "not one of this run's sites" in got.failed["intruder"]
+    assert "site1,site2,site3" not in got.failed["intruder"]  # the site is not told the list
     ref = rank_sites({s: wine_sites[s] for s in ("site1", "site2")}, "variance", target="label")
     assert got.aggregated == ref.aggregated
     # the tables a person reads
@@ -178,7 +259,10 @@ def test_a_site_without_data_path_and_an_unlisted_run_are_reported(flwr_app, tmp
     _serve(flwr_app, InProcessGrid(nodes), tmp_path)  # no site list: every site accepted
     got = fl.read_result(tmp_path)
     assert list(got.rankings) == ["a"]
-    assert got.failed["b"].startswith("InvalidParameterError: this SuperNode has no data-path")
+    assert got.failed["b"] == (
+        "InvalidParameterError: the SuperNode's node config does not fit this run "
+        "(no data-path, or a site name the run does not list)"
+    )
 
 
 def test_a_site_with_other_features_stops_the_aggregation_but_its_rankings_are_kept(
@@ -187,10 +271,12 @@ def test_a_site_with_other_features_stops_the_aggregation_but_its_rankings_are_k
     odd = tmp_path / "odd.csv"
     pd.read_csv(wine_sites["site2"]).drop(columns="hue").to_csv(odd, index=False)
     nodes = _nodes({"site1": wine_sites["site1"], "site2": odd, "site3": wine_sites["site3"]})
-    with pytest.raises(FeatureMismatchError, match="site 'site2': missing 'hue'"):
+    with pytest.raises(FeatureMismatchError, match="site 'site2': 1 missing, 0 extra") as info:
         _serve(flwr_app, InProcessGrid(nodes), tmp_path / "out", sites="site1,site2,site3")
+    assert "hue" not in str(info.value)  # counts, never a site's feature names, in an error
     doc = json.loads((tmp_path / "out" / "result.json").read_text())
     assert doc["error"].startswith("FeatureMismatchError") and doc["aggregated"] == {}
+    assert "hue" not in doc["error"] and "on-mismatch='drop'" in doc["error"]
     assert list(doc["rankings"]) == ["site1", "site2", "site3"]
     assert "hue" not in doc["rankings"]["site2"]["features"]
 
@@ -218,9 +304,14 @@ def test_flower_error_replies_and_malformed_replies_fail_only_their_site(flwr_ap
     from flwr.app import Array, ArrayRecord, ConfigRecord, Error, Message, RecordDict
 
     ask = Message(RecordDict(), dst_node_id=5, message_type=fl.MESSAGE_TYPE)
-    crashed = Message(Error(code=2, reason="boom"), reply_to=ask)
+    # Flower's reason for a crashed ClientApp quotes the exception: it is withheld
+    crashed = Message(
+        Error(code=2, reason=f"<class 'ValueError'>:<'{SECRET_LABEL}'>"), reply_to=ask
+    )
     site, ranking, error = fl._read_reply(crashed)
-    assert (site, ranking, error) == ("node-5", None, "FlowerError 2: boom")
+    assert (site, ranking) == ("node-5", None)
+    assert error.startswith("FlowerError: code 2 (CLIENT_APP_RAISED_EXCEPTION)")
+    _assert_private(error)
     meta = ConfigRecord({"site": "x", "status": "ok", "method": "m", "features": ["a", "b"]})
     for scores, order in (
         (np.array([1.0, np.nan]), np.array([0, 1])),  # not finite
@@ -242,6 +333,7 @@ def test_run_config_problems_are_reported_together():
                 "sites": "a,a",
                 "min-sites": 1.5,
                 "reply-timeout": 0,
+                "on-mismatch": "ignore",
                 "colour": "red",
             }
         )
@@ -253,10 +345,12 @@ def test_run_config_problems_are_reported_together():
         "names a site twice",
         "min-sites must be an integer",
         "reply-timeout must be a positive",
+        "on-mismatch must be 'raise' or 'drop'",
     ):
         assert part in text
     cfg = fl._settings({"sites": " a, b ", "random-state": 3})
     assert cfg["site-list"] == ["a", "b"] and cfg["min-sites"] == 2 and cfg["seed"] == 3
+    assert cfg["on-mismatch"] == "raise"  # the default stops the run, as before
     assert fl._settings({})["seed"] is None
 
 
@@ -317,6 +411,120 @@ def test_json_result_round_trips_rankings_exactly(tmp_path):
     assert fl._ranking_from_json(fl._ranking_json(r)).order == ["c", "b", "a"]
 
 
+# ------------------------------------------------------------------ privacy of errors
+def test_a_site_error_reaches_the_server_as_its_type_and_a_fixed_message(
+    flwr_app, leaky_plugin, wine_sites, tmp_path, caplog
+):
+    leaky = _leaky_site(wine_sites["site2"], tmp_path / "leaky.csv")
+    grid = InProcessGrid(_nodes({"site1": wine_sites["site1"], "leaky": leaky}))
+    with caplog.at_level(logging.DEBUG):
+        _serve(flwr_app, grid, tmp_path / "out", ranker="leaky_variance", sites="site1,leaky")
+    # what left the site: the type the plugin's error derives from, and a fixed message
+    reply = next(r for r in grid.replies if r.content["site"]["site"] == "leaky")
+    assert reply.content["site"]["error"] == "InvalidInputError: " + READ_OR_REFUSED
+    # the server's record: its result, its tables, its logs, its SiteRankings
+    got = fl.read_result(tmp_path / "out")
+    assert list(got.rankings) == ["site1"]
+    assert got.failed == {"leaky": "InvalidInputError: " + READ_OR_REFUSED}
+    server_logs = [r for r in caplog.records if r.name.split(".")[0] == "flwr"]
+    assert any("leaky" in r.getMessage() for r in server_logs)  # the failure is reported
+    _assert_private(
+        *(p.read_text() for p in (tmp_path / "out").iterdir()),
+        *(caplog.handler.format(r) for r in server_logs),
+        got.summary(),
+    )
+    # the site's own log holds the whole story: the text and the traceback, at ERROR
+    (record,) = [r for r in caplog.records if r.name == "aggregation.flower"]
+    assert record.levelno == logging.ERROR and record.exc_info is not None
+    site_log = caplog.handler.format(record)
+    assert SECRET_LABEL in site_log and SECRET_COLUMN in site_log and "Traceback" in site_log
+    assert "leaky" in record.getMessage()
+
+
+def test_site_errors_are_reported_by_a_standard_type_name_and_a_fixed_message():
+    plugin_error = type(f"Patient_{SECRET_LABEL}", (InvalidInputError,), {})
+    dynamic_value_error = type(SECRET_COLUMN, (ValueError,), {})
+    dynamic_error = type(SECRET_COLUMN, (Exception,), {})
+    chatty = f"label {SECRET_LABEL!r}; columns {[SECRET_COLUMN, 'alcohol']}"
+    generic = "the site could not rank its data"
+    expected = {
+        InvalidInputError(chatty): "InvalidInputError: " + READ_OR_REFUSED,
+        plugin_error(chatty): "InvalidInputError: " + READ_OR_REFUSED,  # our base, not its name
+        FeatureMismatchError(chatty): (
+            "FeatureMismatchError: the site's features differ from the requested ones"
+        ),
+        UnknownRankerError(SECRET_COLUMN): (
+            "UnknownRankerError: the requested ranker is not installed at the site"
+        ),
+        InvalidParameterError(
+            chatty
+        ): "InvalidParameterError: the site refused the ranker's parameters",
+        MoweightsError(chatty): "MoweightsError: " + generic,
+        KeyError(SECRET_COLUMN): "KeyError: " + generic,
+        dynamic_value_error(chatty): "ValueError: " + generic,  # the built-in it derives from
+        dynamic_error(chatty): "Error: " + generic,  # nothing standard to name: "Error"
+        FileNotFoundError(2, "No such file", f"/data/{SECRET_COLUMN}.csv"): (
+            "FileNotFoundError: the site could not read its data file"
+        ),
+        MemoryError(chatty): "MemoryError: the site ran out of memory while ranking",
+    }
+    for exc, text in expected.items():
+        assert fl.site_error(exc) == text
+        _assert_private(fl.site_error(exc))
+    # the deployment guide lists every fixed message
+    from aggregation import _site_errors
+
+    guide = (REPO / "examples" / "flower_deployment.md").read_text()
+    for message in [*_site_errors._MESSAGES.values(), _site_errors.GENERIC]:
+        assert f"| {message} |" in guide, message
+
+
+def test_the_server_withholds_error_text_that_is_not_a_fixed_message(flwr_app):
+    from flwr.app import ConfigRecord, Message, RecordDict
+
+    ask = Message(RecordDict(), dst_node_id=5, message_type=fl.MESSAGE_TYPE)
+
+    def reply(error):
+        meta = ConfigRecord({"site": "s", "status": "error", "error": error})
+        return fl._read_reply(Message(RecordDict({"site": meta}), reply_to=ask))
+
+    # an older or altered site may still send its exception text: it is not passed on
+    site, ranking, error = reply(f"InvalidInputError: label {SECRET_LABEL!r} is not allowed")
+    assert (site, ranking) == ("s", None) and error.startswith("InvalidReply")
+    _assert_private(error)
+    assert reply(f"{SECRET_COLUMN}Error: " + READ_OR_REFUSED)[2].startswith("InvalidReply")
+    for fixed in (
+        "InvalidInputError: " + READ_OR_REFUSED,
+        "Error: the site could not rank its data",
+    ):
+        assert reply(fixed)[2] == fixed
+
+
+def test_on_mismatch_drop_at_the_server_aggregates_the_others_and_counts_only(
+    flwr_app, tmp_path, wine_sites, caplog
+):
+    odd = _odd_site(wine_sites["site2"], tmp_path / "odd.csv")
+    three = {"site1": wine_sites["site1"], "odd": odd, "site3": wine_sites["site3"]}
+    with caplog.at_level(logging.DEBUG):
+        _serve(
+            flwr_app,
+            InProcessGrid(_nodes(three)),
+            tmp_path / "out",
+            sites="site1,odd,site3",
+            on_mismatch="drop",
+        )
+    got = fl.read_result(tmp_path / "out")
+    ref = rank_sites(three, "variance", target="label", on_mismatch="drop")
+    assert list(got.rankings) == list(ref.rankings) == ["site1", "site3"]
+    assert got.aggregated == ref.aggregated and got.generic == ref.generic
+    assert list(got.failed) == ["odd"]
+    assert got.failed["odd"].startswith("FeatureMismatchError: dropped")
+    assert "0 missing, 1 extra" in got.failed["odd"]
+    assert ODD_COLUMN in ref.failed["odd"]  # the one-process API names the column
+    flower_logs = [caplog.handler.format(r) for r in caplog.records]
+    _assert_private(*(p.read_text() for p in (tmp_path / "out").iterdir()), *flower_logs)
+
+
 # ------------------------------------------------------------------ real Flower processes
 @pytest.mark.slow
 def test_real_deployment_equals_rank_sites(wine_sites, tmp_path):
@@ -351,7 +559,51 @@ def test_real_deployment_equals_rank_sites(wine_sites, tmp_path):
         assert got.rankings[site] == ref.rankings[site]
     assert got.aggregated == ref.aggregated and got.generic == ref.generic
     assert set(got.failed) == {"broken", "ghost"}
-    assert got.failed["broken"] == ref.failed["broken"]
+    assert got.failed["broken"] == "InvalidInputError: " + READ_OR_REFUSED
+    assert "missing.csv" in ref.failed["broken"]  # the site's path stays at the site
+    assert "missing.csv" not in (tmp_path / "output" / "result.json").read_text()
     assert got.failed["ghost"].startswith("TimeoutError")
     for name in ("result.json", "site_rankings.csv", "aggregated.csv", "failed.csv"):
         assert (tmp_path / "output" / name).is_file()
+
+
+@pytest.mark.slow
+def test_real_deployment_keeps_site_errors_private_and_drops_the_odd_site(
+    wine_sites, tmp_path, leaky_plugin
+):
+    """Real processes: a site whose plugin error quotes its data, a site with an extra column."""
+    pytest.importorskip("flwr", minversion="1.41")
+    paths = {
+        "site1": wine_sites["site1"],
+        "site2": wine_sites["site2"],
+        "odd": _odd_site(wine_sites["site3"], tmp_path / "odd.csv"),
+        "leaky": _leaky_site(wine_sites["site3"], tmp_path / "leaky.csv"),
+    }
+    nodes = {s: {"data-path": str(p), "target": "label"} for s, p in paths.items()}
+    with fl.LocalDeployment(nodes, tmp_path / "flower") as deployment:
+        got = deployment.run(
+            timeout=150,
+            ranker="leaky_variance",
+            sites=",".join(paths),
+            on_mismatch="drop",
+            node_timeout=60.0,
+            reply_timeout=90.0,
+        )
+    assert deployment.leftover_pids() == []
+    ref = rank_sites(paths, "leaky_variance", target="label", on_mismatch="drop")
+    assert list(got.rankings) == list(ref.rankings) == ["site1", "site2"]
+    assert got.aggregated == ref.aggregated
+    assert got.failed == {
+        "odd": got.failed["odd"],
+        "leaky": "InvalidInputError: " + READ_OR_REFUSED,
+    }
+    assert got.failed["odd"].startswith("FeatureMismatchError: dropped")
+    assert "0 missing, 1 extra" in got.failed["odd"]
+    # the server side: the result folder, the SuperLink's log (the ServerApp's output too)
+    # and what `flwr run --stream` showed the operator
+    work = tmp_path / "flower"
+    server = [*(work / "output").iterdir(), work / "superlink.log", work / "flwr-run.log"]
+    _assert_private(*(p.read_text(errors="replace") for p in server))
+    # the leaky site's own log holds its full error
+    site_log = (work / "supernode-leaky.log").read_text(errors="replace")
+    assert SECRET_LABEL in site_log and SECRET_COLUMN in site_log
