@@ -15,9 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import LinearOperator, eigsh
 
 from rankers._neighbors import nearest_neighbors
+from rankers.ties import TIE_RTOL
 
 __all__ = ["KnnAffinity", "knn_affinity", "nontrivial_eigenvectors", "normalized_degrees"]
 
@@ -133,6 +135,17 @@ def normalized_degrees(W) -> tuple[np.ndarray, np.ndarray]:
 def nontrivial_eigenvectors(W, n_components: int, random_state):
     """Leading eigenvectors of ``N = D^{-1/2} W D^{-1/2}`` once the trivial one is removed.
 
+    An eigenvalue of multiplicity > 1 (a graph with several connected components gives
+    the eigenvalue 1 once per component) has no preferred basis: an eigensolver returns
+    whichever rotation its BLAS and start vector lead to, and a method that reads the
+    vectors one by one (MCFS regresses on each) would then depend on the machine. Here
+    eigenvalues within ``1e-9`` of each other are one eigenvalue (:mod:`rankers.ties`) and
+    its eigenspace gets a canonical basis: Gram-Schmidt, in sample order, of the
+    projections of the unit vectors ``e_i`` onto the space (for components: their
+    normalised indicators, lowest-numbered sample's component first). When such an
+    eigenspace straddles ``n_components`` the first vectors of its canonical basis are
+    kept. Every vector's sign makes its first clearly non-zero entry positive.
+
     Parameters
     ----------
     W : sparse matrix or ndarray of shape (n_samples, n_samples)
@@ -140,15 +153,15 @@ def nontrivial_eigenvectors(W, n_components: int, random_state):
     n_components : int
         Number of eigenvectors, at most ``n_samples - 1``.
     random_state : RandomState
-        Draws ARPACK's start vector.
+        Draws ARPACK's start vector (the result does not depend on it).
 
     Returns
     -------
     mu : ndarray of shape (n_components,)
         Eigenvalues, descending (``1 - mu`` are the normalised Laplacian's, ascending).
     U : ndarray of shape (n_samples, n_components)
-        Unit eigenvectors in that order (signs arbitrary). ``D^{-1/2} U`` are the
-        generalised eigenvectors of ``W y = μ D y``.
+        Unit eigenvectors in that order. ``D^{-1/2} U`` are the generalised eigenvectors
+        of ``W y = μ D y``.
     sqrt_d, inv_sqrt_d : ndarray of shape (n_samples,)
         ``D^{1/2}`` and ``D^{-1/2}`` (0 for samples of degree 0).
     """
@@ -160,26 +173,114 @@ def nontrivial_eigenvectors(W, n_components: int, random_state):
         N = inv_sqrt[:, None] * W * inv_sqrt[None, :]
     # The trivial eigenvector D^{1/2} 1 (eigenvalue 1) is moved to -1, below every other
     # (N's spectrum lies in [-1, 1]), so the top of the spectrum is exactly the
-    # non-trivial part whatever the multiplicity of 1: a disconnected graph gives its
-    # component indicators rather than an arbitrary basis with one vector dropped.
+    # non-trivial part whatever the multiplicity of 1.
     sqrt_d = np.sqrt(d)
     u0 = sqrt_d / np.linalg.norm(sqrt_d)
     K = n_components
-    if m <= 4 * (K + 1):
+    # The eigenvalue 1 has one eigenvector per connected component, D^{1/2} times its
+    # indicator. Its non-trivial part is built exactly (an eigensolver may miss copies of
+    # a repeated eigenvalue) in its canonical basis, and deflated like u0.
+    B = _component_space(W, sqrt_d, u0)
+    if B.shape[1] >= K:
+        return np.ones(K), _canonical_signs(B[:, :K]), sqrt_d, inv_sqrt
+    deflate = np.column_stack([u0, B])
+    rest = K - B.shape[1]
+    extra = 2  # look past the last wanted eigenvalue for the end of its eigenspace
+    while True:
+        count = min(rest + extra, m - deflate.shape[1])
+        mu, U = _top_eigenpairs(N, deflate, count, random_state)
+        groups = _eigenvalue_groups(mu)
+        # the group holding the last wanted value must end before the last one computed,
+        # unless every remaining eigenvalue was computed
+        if groups[rest - 1] != groups[-1] or count == m - deflate.shape[1]:
+            break
+        extra *= 2
+    for g in np.unique(groups[:rest]):
+        members = np.flatnonzero(groups == g)
+        if members.size > 1:
+            U[:, members] = _canonical_basis(U[:, members])
+    mu = np.concatenate([np.ones(B.shape[1]), mu[:rest]])
+    U = np.column_stack([B, U[:, :rest]])
+    return mu, _canonical_signs(U), sqrt_d, inv_sqrt
+
+
+def _component_space(W, sqrt_d: np.ndarray, u0: np.ndarray) -> np.ndarray:
+    """Canonical orthonormal basis of the eigenvalue-1 eigenspace of ``N`` minus ``u0``."""
+    m = W.shape[0]
+    _, labels = connected_components(sp.csr_matrix(W) != 0, directed=False)
+    live = np.unique(labels[sqrt_d > 0])  # a sample of degree 0 spans nothing
+    if live.size < 2:
+        return np.zeros((m, 0))
+    V = np.zeros((m, live.size))
+    for j, c in enumerate(live):
+        inside = labels == c
+        V[inside, j] = sqrt_d[inside]
+    V /= np.linalg.norm(V, axis=0)
+    V -= np.outer(u0, u0 @ V)  # u0 lies in span(V): one dimension less
+    left = np.linalg.svd(V, full_matrices=False)[0]
+    return _canonical_basis(left[:, : live.size - 1])
+
+
+def _top_eigenpairs(N, deflate: np.ndarray, count: int, random_state):
+    """The ``count`` largest eigenpairs of ``N - 2 Q Qᵀ`` (``Q = deflate``, orthonormal
+    eigenvectors of ``N`` at eigenvalue 1, moved to -1), eigenvalues descending."""
+    m = N.shape[0]
+    if m <= 4 * (count + deflate.shape[1] + 1):
         # a handful of samples: the dense solver is cheaper than ARPACK's set-up
         dense = N.toarray() if sp.issparse(N) else np.array(N)
-        dense -= 2.0 * np.outer(u0, u0)
-        mu, U = sla.eigh(dense, subset_by_index=(m - K, m - 1))
+        dense -= 2.0 * (deflate @ deflate.T)
+        mu, U = sla.eigh(dense, subset_by_index=(m - count, m - 1))
     else:
 
         def matvec(x):
             x = np.ravel(x)
-            return N @ x - (2.0 * (u0 @ x)) * u0
+            return N @ x - 2.0 * (deflate @ (deflate.T @ x))
 
         op = LinearOperator((m, m), matvec=matvec, dtype=np.float64)
-        mu, U = eigsh(op, k=K, which="LA", v0=random_state.uniform(-1.0, 1.0, m))
+        mu, U = eigsh(op, k=count, which="LA", v0=random_state.uniform(-1.0, 1.0, m))
     order = np.argsort(mu)[::-1]
-    return mu[order], U[:, order], sqrt_d, inv_sqrt
+    return mu[order], U[:, order]
+
+
+def _eigenvalue_groups(mu: np.ndarray) -> np.ndarray:
+    """Group ids of descending eigenvalues: values within ``TIE_RTOL`` (absolute, the
+    spectrum lies in [-1, 1]) of their neighbour are one eigenvalue."""
+    return np.concatenate([[0], np.cumsum(-np.diff(mu) > TIE_RTOL)])
+
+
+def _canonical_basis(U: np.ndarray, rtol: float = 1e-6) -> np.ndarray:
+    """The orthonormal basis of ``span(U)`` got by Gram-Schmidt, in sample order, of the
+    projections of the unit vectors: the same whatever basis ``U`` holds.
+
+    The projection of ``e_i`` is ``U u_i`` with ``u_i = U[i]``; Gram-Schmidt on those is
+    ``U`` times Gram-Schmidt on the ``u_i``. A sample whose ``u_i`` lies (within ``rtol`` of
+    the largest row norm) in the span of the earlier ones is passed over.
+    """
+    g = U.shape[1]
+    rows = U
+    floor = rtol * float(np.sqrt(np.einsum("ij,ij->i", rows, rows)).max())
+    Q = np.zeros((g, g))
+    found = 0
+    for i in range(rows.shape[0]):
+        v = rows[i] - Q[:, :found] @ (Q[:, :found].T @ rows[i])
+        norm = float(np.linalg.norm(v))
+        if norm > floor:
+            Q[:, found] = v / norm
+            found += 1
+            if found == g:
+                break
+    if found < g:  # cannot happen for an orthonormal U; keep it as it is
+        return U
+    return U @ Q
+
+
+def _canonical_signs(U: np.ndarray, rtol: float = 1e-6) -> np.ndarray:
+    """Each column times the sign of its first entry above ``rtol`` of its largest."""
+    big = np.abs(U) > rtol * np.abs(U).max(axis=0, initial=0.0)
+    first = np.argmax(big, axis=0)
+    signs = np.sign(U[first, np.arange(U.shape[1])])
+    signs[signs == 0] = 1.0
+    return U * signs
 
 
 def _pair_sq_dist(X: np.ndarray, r: np.ndarray, c: np.ndarray) -> np.ndarray:

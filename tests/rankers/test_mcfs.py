@@ -171,3 +171,42 @@ def test_solvers_agree_on_well_conditioned_data(data40, K):
     auto = MCFSRanker(n_clusters=K, random_state=0).fit(data40)
     lars = MCFSRanker(n_clusters=K, solver="lars", random_state=0).fit(data40)
     np.testing.assert_allclose(auto.coef_, lars.coef_, rtol=1e-7, atol=1e-10)
+
+
+def _four_far_groups():
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(4, 6)) * 20
+    y = np.repeat(np.arange(4), 15)
+    return centres[y] + rng.normal(size=(60, 6)), y
+
+
+@pytest.mark.parametrize("K", [1, 2, 3, 4])
+def test_repeated_eigenvalue_gets_a_canonical_basis(K):
+    # four components: μ = 1 three times once the trivial vector is out. Any rotation of
+    # that space is an eigenbasis, and the one an eigensolver returns depends on its start
+    # vector and on the machine's BLAS; MCFS regresses on each vector, so its scores did
+    # too. The basis is now Gram-Schmidt, in sample order, of the projected unit vectors.
+    X, y = _four_far_groups()
+    fits = [MCFSRanker(n_clusters=K, random_state=seed).fit(X) for seed in (0, 1, 2)]
+    for est in fits[1:]:
+        np.testing.assert_allclose(est.scores_, fits[0].scores_, rtol=1e-9, atol=1e-12)
+        np.testing.assert_array_equal(est.ranking_, fits[0].ranking_)
+    # the canonical basis, written out: the component space minus the trivial vector
+    from rankers.unsupervised._affinity import knn_affinity, nontrivial_eigenvectors
+
+    W = knn_affinity(X, 5, metric="cosine").W
+    d = np.asarray(W.sum(axis=1)).ravel()
+    V = np.column_stack([np.where(y == c, np.sqrt(d), 0.0) for c in range(4)])
+    V /= np.linalg.norm(V, axis=0)
+    u0 = np.sqrt(d) / np.linalg.norm(np.sqrt(d))
+    P = V @ V.T - np.outer(u0, u0)  # projector onto the non-trivial part
+    basis = []
+    for i in range(60):  # Gram-Schmidt of P e_i in sample order
+        v = P[:, i] - sum(b * (b @ P[:, i]) for b in basis)
+        if np.linalg.norm(v) > 1e-8:
+            basis.append(v / np.linalg.norm(v))
+    expected = np.column_stack(basis)[:, : min(K, 3)]
+    expected *= np.sign(expected[np.argmax(np.abs(expected) > 1e-6, axis=0), range(min(K, 3))])
+    mu, U, _, _ = nontrivial_eigenvectors(W, K, np.random.RandomState(0))
+    np.testing.assert_allclose(mu[:3], 1.0, atol=1e-12)
+    np.testing.assert_allclose(U[:, : min(K, 3)], expected, atol=1e-10)
