@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from scipy.optimize import linear_sum_assignment
-from sklearn.cluster import KMeans
 from sklearn.metrics import normalized_mutual_info_score
 
 from aggregation.ranking import Ranking
 from rankers.exceptions import InvalidInputError, InvalidParameterError
+from rankers.kmeans import kmeans_labels
 from rankers.validation import check_X, default_feature_names
 
 __all__ = [
@@ -229,7 +229,9 @@ def _check_k_features(k_features, available: int) -> list[int]:
 
 
 def _one_run(Xk, t, n_clusters, seed, major_code):
-    labels = KMeans(n_clusters=n_clusters, n_init=1, random_state=seed).fit_predict(Xk)
+    # k-means++ and Lloyd's iteration under the tie rule (rankers.kmeans): on discrete
+    # features scikit-learn's KMeans assigns equidistant samples by BLAS rounding
+    labels = kmeans_labels(Xk, n_clusters, np.random.RandomState(seed), n_init=1)
     if major_code is None:
         return {"all": clustering_metrics(t, labels)}
     return two_step_metrics(t, labels, major=major_code)

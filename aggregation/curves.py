@@ -16,10 +16,11 @@ import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.model_selection import KFold
-from sklearn.neighbors import KNeighborsRegressor
 
 import rankers
 from rankers.exceptions import InvalidInputError, InvalidParameterError
+from rankers.neighbors import nearest_neighbors
+from rankers.ties import TIE_RTOL
 from rankers.validation import check_X, default_feature_names
 
 __all__ = ["METRICS", "geometric_grid", "topk_curve"]
@@ -112,7 +113,9 @@ def _fixed_order(order: list, names: np.ndarray) -> np.ndarray:
 def _scaled(train: np.ndarray, test: np.ndarray):
     mean = train.mean(axis=0)
     std = train.std(axis=0)
-    std[std == 0] = 1.0  # such a feature is no target (see _fold_curve); as an input it is 0
+    # a constant feature (within the tie tolerance) is no target (see _fold_curve); as an
+    # input it is 0 rather than its last bits magnified
+    std[std <= TIE_RTOL * np.abs(train).max(axis=0)] = 1.0
     return (train - mean) / std, (test - mean) / std
 
 
@@ -139,18 +142,21 @@ def _fold_curve(est, Xtr, Xte, ytr, ks, metric, n_neighbors, scale, seed, n_rand
     # A feature constant on the training fold is predicted as that constant by every
     # neighbour model, whatever the ranking: its test error is the same for all rankings
     # and, unscaled, can swamp the rest. It is left out of the targets.
-    targets = np.flatnonzero(np.ptp(Xtr, axis=0) > 0)
+    # "constant" as for the rankers (rankers.ties): a range within 1e-9 of the largest value
+    targets = np.flatnonzero(np.ptp(Xtr, axis=0) > TIE_RTOL * np.abs(Xtr).max(axis=0))
     if targets.size == 0:
         targets = np.arange(Xtr.shape[1])
     if scale:
         Xtr, Xte = _scaled(Xtr, Xte)
-    knn = KNeighborsRegressor(n_neighbors=n_neighbors)
     Ytr, Yte = Xtr[:, targets], Xte[:, targets]
     errors = np.zeros(len(ks))
     for order in orders:
         for i, k in enumerate(ks):
             top = order[:k]
-            pred = knn.fit(Xtr[:, top], Ytr).predict(Xte[:, top])
+            # scikit-learn's KNeighborsRegressor, with equidistant training samples taken
+            # by lower index whatever the last bits of their distances (rankers.neighbors)
+            _, nb = nearest_neighbors(Xtr[:, top], n_neighbors, queries=Xte[:, top])
+            pred = Ytr[nb].mean(axis=1)
             errors[i] += _error(metric, Yte, pred)
     return errors / len(orders)
 

@@ -54,7 +54,8 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         the ranking does not depend on the last bits of a computation, which differ
         between machines (see :mod:`rankers.ties`).
     constant_features_ : ndarray of bool of shape (n_features_in_,)
-        Which features were constant in the training data.
+        Which features were constant in the training data: their range is at most
+        ``1e-9`` times their largest absolute value (:mod:`rankers.ties`).
     statistic_ : ndarray of shape (n_features_in_,)
         Only for rankers whose own statistic is "lower is better" (e.g. the Laplacian
         score); ``scores_`` is a decreasing transform of it.
@@ -250,10 +251,16 @@ class BaseRanker(SelectorMixin, BaseEstimator):
 
 
 def _constant_columns(X) -> np.ndarray:
+    """Columns whose range is within the tie tolerance of their largest absolute value.
+
+    A constant written out by a computation (a mean, a unit conversion) may differ in its
+    last bits from row to row; scaled to [0, 1] those bits would become a feature. By the
+    rule of :mod:`rankers.ties` such a column is constant.
+    """
     if sp.issparse(X):
         lo = X.min(axis=0).toarray().ravel()
         hi = X.max(axis=0).toarray().ravel()
     else:
         lo = X.min(axis=0)
         hi = X.max(axis=0)
-    return np.asarray(lo == hi)
+    return np.asarray(hi - lo <= TIE_RTOL * np.maximum(np.abs(lo), np.abs(hi)))

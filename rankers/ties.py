@@ -166,15 +166,47 @@ def kth_nearest(
         scale = finite.max(axis=1)
     tol = float(rtol) * np.broadcast_to(np.asarray(scale, dtype=np.float64), (n_rows,))
     # candidates: every column within the tolerance of the k-th smallest distance
-    kth = np.partition(D, k - 1, axis=1)[:, k - 1] if k < n_cols else D.max(axis=1)
+    if k == n_cols:
+        kth = D.max(axis=1)
+    elif k == 1:
+        kth = D.min(axis=1)
+    else:
+        kth = np.partition(D, k - 1, axis=1)[:, k - 1]
+    candidates = (kth + tol)[:, None] >= D
+    counts = candidates.sum(axis=1)
     out = np.empty((n_rows, k), dtype=np.intp)
-    cand_mask = (kth + tol)[:, None] >= D
-    counts = cand_mask.sum(axis=1)
-    width = int(counts.max())
-    # order the candidates of every row by (tie group, column): pad rows with inf
-    cols = np.argsort(~cand_mask, axis=1, kind="stable")[:, :width]
-    vals = np.take_along_axis(D, cols, axis=1)
-    vals[np.arange(width)[None, :] >= counts[:, None]] = np.inf
+    # rows without a tie across the boundary (nearly all): their k smallest
+    simple = np.flatnonzero(counts == k)
+    if simple.size:
+        Ds = D[simple]
+        if k == 1:
+            cols = Ds.argmin(axis=1)[:, None]
+        elif k == n_cols:
+            cols = np.broadcast_to(np.arange(n_cols), Ds.shape)
+        else:
+            cols = np.argpartition(Ds, k - 1, axis=1)[:, :k]
+        cols = np.sort(cols, axis=1)  # ascending columns, as the tie rule needs
+        vals = np.take_along_axis(Ds, cols, axis=1)
+        out[simple] = _first_by_group(vals, cols, tol[simple], k, n_cols)
+    # rows with more candidates than k: every candidate, row by row, columns ascending
+    tied = np.flatnonzero(counts > k)
+    if tied.size:
+        r, c = np.nonzero(candidates[tied])
+        width = int(counts[tied].max())
+        per = counts[tied]
+        pos = np.arange(r.size) - np.repeat(np.cumsum(per) - per, per)
+        cols = np.full((tied.size, width), n_cols, dtype=np.intp)
+        cols[r, pos] = c
+        vals = np.full((tied.size, width), np.inf)
+        vals[r, pos] = D[tied[r], c]
+        out[tied] = _first_by_group(vals, cols, tol[tied], k, n_cols)
+    return out
+
+
+def _first_by_group(vals, cols, tol, k: int, n_cols: int) -> np.ndarray:
+    """Of each row's candidates (columns ascending, ``inf`` padding), the first ``k`` by
+    (tie group of the value, column)."""
+    n_rows = vals.shape[0]
     by_value = np.argsort(vals, axis=1, kind="stable")
     sv = np.take_along_axis(vals, by_value, axis=1)
     with np.errstate(invalid="ignore"):  # inf - inf: padding always starts a new group
@@ -183,11 +215,9 @@ def kth_nearest(
     group = np.concatenate([np.zeros((n_rows, 1), dtype=np.intp), np.cumsum(gaps, axis=1)], axis=1)
     group_of = np.empty_like(group)
     np.put_along_axis(group_of, by_value, group, axis=1)
-    # lexsort by (group, column): columns from argsort(~mask) are ascending already
     key = group_of * (n_cols + 1) + cols
     pick = np.argsort(key, axis=1, kind="stable")[:, :k]
-    out[:] = np.take_along_axis(cols, pick, axis=1)
-    return out
+    return np.take_along_axis(cols, pick, axis=1)
 
 
 def duplicate_columns(X: np.ndarray, rtol: float = TIE_RTOL) -> np.ndarray:

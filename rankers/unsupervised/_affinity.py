@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import LinearOperator, eigsh
 
-from rankers._neighbors import nearest_neighbors
+from rankers.neighbors import nearest_neighbors
 from rankers.ties import TIE_RTOL
 
 __all__ = ["KnnAffinity", "knn_affinity", "nontrivial_eigenvectors", "normalized_degrees"]

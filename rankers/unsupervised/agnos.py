@@ -12,9 +12,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from tqdm.auto import tqdm
 
-from rankers._neighbors import nearest_neighbors
 from rankers.base import BaseRanker
 from rankers.exceptions import InvalidParameterError
+from rankers.neighbors import nearest_neighbors
 from rankers.ties import TIE_RTOL
 
 __all__ = ["AgnosSRanker", "twonn_dimension"]

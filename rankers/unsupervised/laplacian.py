@@ -8,8 +8,8 @@ from typing import ClassVar
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from rankers._neighbors import nearest_neighbors
 from rankers.base import BaseRanker
+from rankers.neighbors import nearest_neighbors
 from rankers.preprocessing import scale_features
 
 __all__ = ["LaplacianRanker"]

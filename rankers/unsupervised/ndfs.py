@@ -13,8 +13,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from rankers._kmeans import kmeans_labels
 from rankers.base import BaseRanker
+from rankers.kmeans import kmeans_labels
 from rankers.unsupervised._affinity import METRICS, WEIGHT_MODES, knn_affinity, normalized_degrees
 
 __all__ = ["NDFSRanker"]
@@ -232,7 +232,7 @@ def _laplacian(S, normalized: bool) -> sp.csr_matrix:
 def _kmeans_indicator(X: np.ndarray, c: int, rng) -> np.ndarray:
     """scikit-feature's start: scaled k-means indicator ``Y (YᵀY)^{-1/2}`` plus 0.02.
 
-    The k-means is :func:`rankers._kmeans.kmeans_labels` (10 restarts, k-means++), whose
+    The k-means is :func:`rankers.kmeans.kmeans_labels` (10 restarts, k-means++), whose
     partition does not depend on the last bits of its distances.
     """
     labels = kmeans_labels(X, c, rng, n_init=10, max_iter=300)

@@ -1,4 +1,4 @@
-"""The k-means that starts NDFS (rankers._kmeans): Lloyd's iteration under the tie rule."""
+"""The k-means that starts NDFS (rankers.kmeans): Lloyd's iteration under the tie rule."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score
 
-from rankers._kmeans import kmeans_labels
+from rankers.kmeans import kmeans_labels
 
 
 def test_equidistant_sample_goes_to_the_lower_numbered_centre():

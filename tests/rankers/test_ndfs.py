@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
-from rankers._kmeans import kmeans_labels
+from rankers.kmeans import kmeans_labels
 from rankers.unsupervised.ndfs import NDFSRanker, _f_step
 
 

@@ -15,6 +15,7 @@ lowest are tied and the first restart wins. Seeding is k-means++ (Arthur & Vassi
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from rankers.ties import TIE_RTOL, first_max, kth_nearest
 
@@ -77,8 +78,10 @@ def _lloyd(Z: np.ndarray, c: int, rng, max_iter: int) -> tuple[np.ndarray, float
             break
         labels = new
         counts = np.bincount(labels, minlength=c)
-        sums = np.zeros_like(centres)
-        np.add.at(sums, labels, Z)
+        members = sp.csr_matrix(
+            (np.ones(labels.size), (labels, np.arange(labels.size))), (c, labels.size)
+        )
+        sums = members @ Z
         filled = counts > 0  # an empty cluster keeps its centre
         centres[filled] = sums[filled] / counts[filled, None]
     D = _sq_distances(Z, centres)
