@@ -163,8 +163,13 @@ def nontrivial_eigenvectors(W, n_components: int, random_state):
     # non-trivial part whatever the multiplicity of 1: a disconnected graph gives its
     # component indicators rather than an arbitrary basis with one vector dropped.
     sqrt_d = np.sqrt(d)
-    u0 = sqrt_d / np.linalg.norm(sqrt_d)
     K = n_components
+    if not d.any():
+        # every weight underflowed (a fixed heat-kernel width far too small for the scale
+        # of X): N = 0, no trivial vector, any basis is an eigenbasis (eigenvalue 0), and
+        # D^{-1/2} U = 0, so the rankers built on it give every feature its floor score
+        return np.zeros(K), np.eye(m, K), sqrt_d, inv_sqrt
+    u0 = sqrt_d / np.linalg.norm(sqrt_d)
     if m <= 4 * (K + 1):
         # a handful of samples: the dense solver is cheaper than ARPACK's set-up
         dense = N.toarray() if sp.issparse(N) else np.array(N)
