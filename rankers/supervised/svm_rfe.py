@@ -113,6 +113,7 @@ class SVMRFERanker(BaseRanker):
     requires_y = True
     accepts_sparse = False
     deterministic = True
+    scale_invariant = True
     reference: ClassVar[str] = "Guyon, Weston, Barnhill & Vapnik (2002), SVM-RFE"
     _constant_score: ClassVar[float] = 0.0
 
@@ -143,6 +144,9 @@ class SVMRFERanker(BaseRanker):
         self.scaling = scaling
         self.tol = tol
         self.verbose = verbose
+
+    def _score_units(self) -> int | None:
+        return None if self.scaling is None else 0  # C weighs raw values otherwise
 
     def _score(self, X, y):
         Xs = _scale(X, self.scaling)

@@ -326,6 +326,7 @@ class AgnosSRanker(BaseRanker):
     target_kind = "unsupervised"
     accepts_sparse = False
     deterministic = False
+    scale_invariant = True
     reference: ClassVar[str] = "Doquet & Sebag (2019), Agnostic Feature Selection (AgnoS-S)"
     _constant_score: ClassVar[float] = 0.0
     _contract_test_params: ClassVar[dict] = {"epochs": 20, "hidden_layer_sizes": (4,)}

@@ -138,6 +138,7 @@ class FRANeRanker(BaseRanker):
     target_kind = "unsupervised"
     accepts_sparse = False
     deterministic = True
+    scale_invariant = True
     reference: ClassVar[str] = (
         "Primožič, Škrlj, Džeroski & Petković, Unsupervised Feature Ranking via Attribute "
         "Networks (FRANe)"

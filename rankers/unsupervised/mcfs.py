@@ -43,6 +43,17 @@ class MCFSRanker(BaseRanker):
        steps per eigenvector; same coefficients).
     4. ``MCFS(j) = max_k |a_{k,j}|`` (higher = more relevant).
 
+    **Scale.** Multiplying all of ``X`` by one constant ``c`` leaves the graph, the
+    embedding and the ranking unchanged and divides the coefficients by ``c`` (the
+    ranker computes on ``X`` rescaled by a power of two and converts ``coef_`` and
+    ``scores_`` back), except with ``weight_mode="heat"`` and a fixed ``t``, a width in
+    the squared units of ``X``. But the coefficients are in the units of each feature:
+    a feature measured in millimetres instead of metres gets a coefficient 1000 times
+    smaller, and the neighbours are found with every feature's own units. So the
+    ranking depends on the scale of each feature: standardise ``X`` first (e.g.
+    ``sklearn.preprocessing.StandardScaler``) when features are measured in different
+    units.
+
     Parameters
     ----------
     k : int, "all" or None, default=None
@@ -145,6 +156,7 @@ class MCFSRanker(BaseRanker):
     # ARPACK's start vector is drawn from random_state; and LARS, like any L1 method,
     # gives one of two identical columns all the weight, so they do not tie
     deterministic = False
+    scale_invariant = True
     reference: ClassVar[str] = (
         "Cai, Zhang & He (2010), Unsupervised Feature Selection for Multi-Cluster Data"
     )
@@ -184,6 +196,11 @@ class MCFSRanker(BaseRanker):
         self.solver = solver
         self.random_state = random_state
 
+    def _score_units(self) -> int | None:
+        # coefficients of the regression on X are in units of X**-1; a fixed heat-kernel
+        # width, in units of X**2, makes the graph itself depend on the scale
+        return None if self.weight_mode == "heat" and self.t != "auto" else -1
+
     def _score(self, X, y):
         m, n = X.shape
         graph = knn_affinity(
@@ -207,7 +224,7 @@ class MCFSRanker(BaseRanker):
         if coef is None:
             coef = self._lars(X, Y, d, K)
         self.coef_ = np.zeros((self.constant_features_.size, K))
-        self.coef_[~self.constant_features_] = coef
+        self.coef_[~self.constant_features_] = self._to_data_units(coef, -1)
         return np.abs(coef).max(axis=1)
 
     @staticmethod
