@@ -15,6 +15,7 @@ from tqdm.auto import tqdm
 
 from rankers.base import BaseRanker
 from rankers.exceptions import InvalidParameterError
+from rankers.preprocessing import column_norms
 
 __all__ = ["AgnosSRanker", "twonn_dimension"]
 
@@ -379,7 +380,9 @@ class AgnosSRanker(BaseRanker):
         hidden = self._check_hidden_sizes()
         rng = check_random_state(self.random_state)
         mean = X.mean(axis=0)
-        scale = X.std(axis=0)  # > 0: constant columns never reach _score
+        # > 0: constant columns never reach _score (and column_norms keeps a feature in
+        # units of 1e-300 beside features of unit order from a std of 0)
+        scale = column_norms(X - mean) / math.sqrt(m)
 
         self.intrinsic_dimension_ = float("nan")
         if self.latent_dim == "auto":

@@ -13,6 +13,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from rankers.base import BaseRanker
+from rankers.preprocessing import column_norms
 from rankers.unsupervised._affinity import (
     METRICS,
     WEIGHT_MODES,
@@ -256,7 +257,7 @@ def _least_squares_end(X, Y):
     Xc = X - X.mean(axis=0)
     Yc = Y - Y.mean(axis=0)
     # scale the columns so the rank test does not depend on feature units
-    norms = np.linalg.norm(Xc, axis=0)
+    norms = column_norms(Xc)
     coef, _, rank, sv = np.linalg.lstsq(Xc / norms, Yc, rcond=None)
     if rank < X.shape[1] or sv[-1] < 1e-8 * sv[0]:
         return None
