@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from tqdm.auto import tqdm
 
 from rankers.base import BaseRanker
+from rankers.preprocessing import column_norms
 
 try:  # the solver behind SVC, without SVC's per-call validation (~10x its solve time here)
     from sklearn.svm import _libsvm
@@ -188,7 +189,10 @@ def _scale(X: np.ndarray, scaling: str | None) -> np.ndarray:
         lo = X.min(axis=0)
         return (X - lo) / (X.max(axis=0) - lo)  # no constant columns reach _score
     if scaling == "standard":
-        return (X - X.mean(axis=0)) / X.std(axis=0)
+        # the population std, through column_norms: a feature in units of 1e-300 beside
+        # features of unit order would get a std of 0 from its underflowing squares
+        Z = X - X.mean(axis=0)
+        return Z / (column_norms(Z) / np.sqrt(X.shape[0]))
     return X
 
 

@@ -131,15 +131,19 @@ PER_FEATURE_INVARIANT = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [(name, {}) for name in NAMES] + [("svm_rfe", {"scaling": "standard"})],
+    ids=[*NAMES, "svm_rfe-standard"],
+)
 @pytest.mark.parametrize("unit", [1e-300, 1e300])
-def test_one_feature_in_extreme_units(name, unit):
+def test_one_feature_in_extreme_units(name, params, unit):
     # beside features of unit order: the global rescale cannot help, each ranker must
     # cope (or refuse with our error); those that ignore units keep their ranking
     X, y = _data(_target_kind(name))
-    reference = _fit_or_refuse(_ranker(name), X, y)
+    reference = _fit_or_refuse(_ranker(name, **params), X, y)
     X[:, 3] *= unit
-    est = _fit_or_refuse(_ranker(name), X, y)
+    est = _fit_or_refuse(_ranker(name, **params), X, y)
     if est is not None and name in PER_FEATURE_INVARIANT:
         assert est.ranking_.tolist() == reference.ranking_.tolist()
 
