@@ -27,6 +27,10 @@ from rankers.validation import check_X, check_y, default_feature_names
 
 __all__ = ["BaseRanker"]
 
+# largest absolute values accepted for a ranker whose results depend on the scale of X:
+# their squares stay within float64's normal range with room for sums of 1e20 of them
+_SAFE_MAGNITUDE = (1e-140, 1e140)
+
 
 class BaseRanker(SelectorMixin, BaseEstimator):
     """Base class of feature rankers: a scorer plus top-k selection.
@@ -70,8 +74,19 @@ class BaseRanker(SelectorMixin, BaseEstimator):
     ``target_kind`` ("unsupervised", "classification", "regression" or "both"),
     ``accepts_sparse`` (bool: sparse input is kept sparse; otherwise it is densified),
     ``deterministic`` (bool: the method makes no random choice at all; randomised
-    rankers are still reproducible under a fixed ``random_state``) and ``reference``.
+    rankers are still reproducible under a fixed ``random_state``), ``scale_invariant``
+    (bool, see below) and ``reference``.
     Unsupervised rankers accept and ignore ``y`` so they fit in pipelines.
+
+    A ranker is ``scale_invariant`` when multiplying all of ``X`` by one constant
+    ``c > 0`` leaves its ranking unchanged (with its default parameters;
+    :meth:`_score_units` says it for the parameters set). :meth:`fit` then divides ``X``
+    by the power of two that brings its largest absolute value into [0.5, 1) before
+    :meth:`_score` runs, which is exact in floating point, so no square overflows or
+    underflows and no fixed tolerance (scikit-learn's 1e-7 split threshold, an epsilon in
+    a denominator) sees a different number whatever ``c``; scores that carry units of
+    ``X`` are converted back. A ranker whose results depend on the scale gets ``X`` as
+    it is, and values whose squares would leave float64's range are refused.
     """
 
     requires_y: ClassVar[bool] = False
@@ -79,6 +94,9 @@ class BaseRanker(SelectorMixin, BaseEstimator):
     accepts_sparse: ClassVar[bool] = False
     deterministic: ClassVar[bool] = True
     reference: ClassVar[str] = ""
+    #: the ranking does not change when X is multiplied by a constant c > 0 (default
+    #: parameters); False, the safe default for a ranker that says nothing, leaves X as it is
+    scale_invariant: ClassVar[bool] = False
     #: registry name (set by the registry for rankers registered with a decorator)
     name: ClassVar[str | None] = None
     #: score given to constant features; a ranker whose informative scores can fall
@@ -124,6 +142,8 @@ class BaseRanker(SelectorMixin, BaseEstimator):
             del self.feature_names_in_
         yc = self._check_target(y, Xc.shape[0])
         self._check_input(Xc)
+        units = self._score_units()
+        Xc, self._scale_shift = _rescale(Xc, units is not None, type(self).__name__)
 
         constant = _constant_columns(Xc)
         self.constant_features_ = constant
@@ -139,7 +159,7 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         informative = ~constant
         if informative.any():
             Xi = Xc[:, informative] if constant.any() else Xc
-            s = np.asarray(self._score(Xi, yc), dtype=np.float64)
+            s = self._to_data_units(self._score(Xi, yc), units, "scores")
             if s.shape != (int(informative.sum()),) or not np.isfinite(s).all():
                 raise MoweightsError(
                     f"{type(self).__name__}._score returned invalid scores (shape {s.shape}, "
@@ -173,6 +193,52 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         Runs before constant features are set aside, so an error can name any column
         (see :meth:`_feature_labels`). The default accepts everything.
         """
+
+    def _score_units(self) -> int | None:
+        """How the scores follow a global rescale ``X -> c·X`` with the parameters set.
+
+        An int ``p`` when ``scores_`` are multiplied by ``c**p`` for every ``c > 0`` (0:
+        unit-free scores, e.g. ranks or correlations; 2: a variance), so the ranking does
+        not depend on ``c`` and :meth:`fit` rescales ``X`` internally; None when the
+        ranking depends on the scale of ``X`` (a fixed kernel width or penalty in the
+        units of ``X``). Rankers whose answer depends on their parameters override it.
+        """
+        return 0 if self.scale_invariant else None
+
+    def _to_data_units(self, values, power: int | None, what: str | None = None) -> np.ndarray:
+        """``values`` computed on the internally rescaled ``X`` (see :meth:`fit`), in the
+        units of the caller's ``X`` to the power ``power`` (nothing to do for 0 or None).
+
+        ``fit`` converts the scores; ``_score`` converts its other attributes that carry
+        units (a kernel width, power 2; regression coefficients, power -1) with
+        ``what=None``: those follow IEEE arithmetic (inf beyond float64's range, 0 or a
+        subnormal below it) rather than refuse a ranking whose scores are fine.
+
+        Raises
+        ------
+        InvalidInputError
+            When ``what`` names the values and one of them is not representable in
+            float64 at the caller's scale.
+        """
+        values = np.asarray(values, dtype=np.float64)
+        if not power or not self._scale_shift:
+            return values
+        with np.errstate(over="ignore", under="ignore"):  # checked below when it matters
+            out = np.ldexp(values, power * self._scale_shift)
+        if what is None:
+            return out
+        # only finite values can be lost here; anything else is the ranker's own doing
+        given = np.isfinite(values) & (values != 0)
+        lost = given & (~np.isfinite(out) | (np.abs(out) < np.finfo(np.float64).tiny))
+        if lost.any():
+            top = np.ldexp(1.0, self._scale_shift)
+            raise InvalidInputError(
+                f"{type(self).__name__}'s {what} are in units of X**{power}: at the scale of "
+                f"this X (largest absolute value about {top:.0e}) they are not representable "
+                "in float64 (about 1e-308 to 1e308). Rescale X first (e.g. multiply it by a "
+                "constant, or standardise it)"
+            )
+        return out
 
     def _to_all_features(self, values, fill: float) -> np.ndarray:
         """Spread per-informative-feature ``values`` (as ``_score`` sees them) to all features.
@@ -248,6 +314,42 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         # scikit-learn's determinism checks apply to the randomised ones too
         tags.non_deterministic = False
         return tags
+
+
+def _rescale(X, invariant: bool, name: str):
+    """``X`` divided by ``2**shift`` so that its largest absolute value is in [0.5, 1),
+    and ``shift``; or, for a scale-dependent ranker, ``X`` itself after checking that its
+    values keep their squares, and sums of many squares, inside float64's normal range.
+
+    A power of two is exact (unless a value falls below 2.2e-308 times the largest one,
+    where it was already lost to rounding), so a scale-invariant ranker sees the same
+    numbers whatever the scale of the caller's data. Never modifies ``X``.
+    """
+    values = X.data if sp.issparse(X) else X
+    top = float(max(values.max(), -values.min())) if values.size else 0.0
+    if top == 0.0:  # all zeros: every feature is constant
+        return X, 0
+    shift = int(np.frexp(top)[1])
+    if not invariant:
+        if not _SAFE_MAGNITUDE[0] <= top <= _SAFE_MAGNITUDE[1]:
+            raise InvalidInputError(
+                f"the largest absolute value of X is {top:.3g}: at this scale squares of its "
+                "values, and sums of them, reach the limits of float64 (about 1e-308 and "
+                f"1e308), and {name}'s results depend on the scale of X, so it cannot rescale "
+                "X itself. Rescale X first so that its values lie within "
+                f"{_SAFE_MAGNITUDE[0]:.0e} ... {_SAFE_MAGNITUDE[1]:.0e} (e.g. standardise it "
+                "with sklearn.preprocessing.StandardScaler)"
+            )
+        return X, 0
+    if shift == 0:
+        return X, 0
+    if sp.issparse(X):
+        out = X.copy()
+        out.data = np.ldexp(out.data, -shift)
+        return out, shift
+    out = np.ldexp(X, -shift)
+    out.flags.writeable = False  # as check_X hands it over
+    return out, shift
 
 
 def _constant_columns(X) -> np.ndarray:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["SCALES", "scale_features"]
+__all__ = ["SCALES", "column_norms", "scale_features", "standardise"]
 
 #: values a ranker's ``scale`` parameter accepts
 SCALES = ("minmax", None)
+# column norms outside this range may have lost their squares to under- or overflow
+_NORM_SAFE = (1e-100, 1e100)
 
 
 def scale_features(X, scale: str | None):
@@ -34,3 +37,40 @@ def scale_features(X, scale: str | None):
     lo = X.min(axis=0)
     span = X.max(axis=0) - lo
     return (X - lo) / span
+
+
+def column_norms(X) -> np.ndarray:
+    """Euclidean norm of every column of dense ``X``, whatever the columns' units.
+
+    ``np.linalg.norm(X, axis=0)``, except that a column whose squares under- or overflow
+    (values near 1e-300 beside columns of unit order: ``BaseRanker.fit`` rescales all of
+    X by one factor, not each column) is divided by its largest absolute value before its
+    squares are summed, as LAPACK's ``dnrm2`` does, instead of getting a norm of 0 or inf.
+    Ordinary columns keep numpy's value to the last bit.
+    """
+    norms = np.linalg.norm(X, axis=0)
+    bad = ~((norms > _NORM_SAFE[0]) & (norms < _NORM_SAFE[1]))
+    if bad.any():
+        cols = X[:, bad]
+        top = np.abs(cols).max(axis=0)
+        top = np.where(top > 0.0, top, 1.0)
+        norms[bad] = np.linalg.norm(cols / top, axis=0) * top
+    return norms
+
+
+def standardise(X):
+    """The z-scores ``(x - mean) / std`` of every column of dense ``X``; a new array.
+
+    Each column is first divided by its largest absolute value, so the squares behind
+    the standard deviation neither overflow nor underflow whatever the column's units.
+    The result is the same for ``X`` and ``a·X + b`` (per column, ``a > 0``) up to rounding.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Non-constant columns (rankers only ever see those).
+    """
+    Z = X / np.abs(X).max(axis=0)
+    Z -= Z.mean(axis=0)
+    Z /= Z.std(axis=0)
+    return Z

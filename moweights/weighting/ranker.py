@@ -121,6 +121,7 @@ class MOWeighting(BaseRanker):
     requires_y = True
     accepts_sparse = False
     deterministic = False  # NSGA-II is randomised: reproducible only under random_state
+    scale_invariant = True
     reference: ClassVar[str] = "Zaharie, Lungeanu & Holban 2007 (NSGA-II feature weighting)"
     _contract_test_params: ClassVar[dict] = {"pop_size": 8, "n_gen": 3}
 

@@ -12,6 +12,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
 from rankers.base import BaseRanker
+from rankers.preprocessing import standardise
 
 __all__ = ["RandomForestRanker"]
 
@@ -27,6 +28,12 @@ class RandomForestRanker(BaseRanker):
     training data (``importance="permutation"``: mean drop of the forest's accuracy or
     R² when the feature's values are shuffled, which can be negative). The defaults
     (100 trees, ``max_features="log2"``) are the setting of the error-curve benchmark.
+
+    The trees are grown on the z-scores of the features: a tree only sees the order of
+    each feature's values, and scikit-learn's trees work in float32 and never split
+    values closer than 1e-7, so on raw values a feature measured in small units (say
+    1e-8) was never used and values beyond 3.4e38 were refused. The scores therefore do
+    not depend on the units of any feature.
 
     Parameters
     ----------
@@ -58,7 +65,9 @@ class RandomForestRanker(BaseRanker):
     ranking_ : ndarray of shape (n_features,)
         Feature indices, best first.
     estimator_ : RandomForestClassifier or RandomForestRegressor
-        The fitted forest (trained on the non-constant features only).
+        The fitted forest. It was trained on the z-scores of the non-constant features,
+        ``rankers.preprocessing.standardise(X[:, ~constant_features_])``, not on ``X``
+        itself: pass it data transformed the same way.
     task_ : {"classification", "regression"}
         The task inferred from ``y``.
 
@@ -86,6 +95,7 @@ class RandomForestRanker(BaseRanker):
     requires_y = True
     accepts_sparse = False
     deterministic = False
+    scale_invariant = True
     reference: ClassVar[str] = "Breiman (2001), Random Forests (impurity or permutation importance)"
     # permutation importance can be negative; the base gives constant features
     # min(0, lowest informative score), which stays at or below every other score
@@ -131,6 +141,11 @@ class RandomForestRanker(BaseRanker):
         self.random_state = random_state
 
     def _score(self, X, y):
+        # scikit-learn's trees cast X to float32 (overflow beyond 3.4e38, 7 digits) and
+        # never split values closer than 1e-7: raw features in small units (1e-8) were
+        # never split. A tree depends on each feature only through the order of its
+        # values, so it is grown on the z-scores instead.
+        X = standardise(X)
         rng = check_random_state(self.random_state)
         Forest = RandomForestClassifier if self.task_ == "classification" else RandomForestRegressor
         # the forest draws one seed per tree up front, so its result does not depend on

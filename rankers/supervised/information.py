@@ -127,6 +127,7 @@ class InfoGainRanker(BaseRanker):
     requires_y = True
     accepts_sparse = False
     deterministic = True
+    scale_invariant = True
     reference: ClassVar[str] = "Information gain H(Y) - H(Y|X) on discretised features"
 
     _parameter_constraints: ClassVar[dict] = {
@@ -203,6 +204,7 @@ class Chi2Ranker(BaseRanker):
     requires_y = True
     accepts_sparse = False
     deterministic = True
+    scale_invariant = True
     reference: ClassVar[str] = "Pearson chi-squared statistic of feature-class contingency tables"
 
     _parameter_constraints: ClassVar[dict] = {
@@ -215,6 +217,11 @@ class Chi2Ranker(BaseRanker):
         self.k = k
         self.method = method
         self.n_bins = n_bins
+
+    def _score_units(self) -> int | None:
+        # scikit-learn's statistic reads the values as counts: it and its p-values
+        # change with their scale (the contingency tables do not)
+        return None if self.method == "sklearn" else 0
 
     def _check_input(self, X) -> None:
         # all-constant data never reaches _score: every p-value is then 1

@@ -29,6 +29,7 @@ class _ReliefBase(BaseRanker):
     """What ReliefF and RReliefF share: the diff function, the neighbours and the blocks."""
 
     _constant_score: ClassVar[float] = -1.0  # both estimates lie in [-1, 1]
+    scale_invariant = True  # diffs are range-normalised
     _parameter_constraints: ClassVar[dict] = {
         **BaseRanker._parameter_constraints,
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],

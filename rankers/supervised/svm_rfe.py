@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from tqdm.auto import tqdm
 
 from rankers.base import BaseRanker
+from rankers.preprocessing import column_norms
 
 try:  # the solver behind SVC, without SVC's per-call validation (~10x its solve time here)
     from sklearn.svm import _libsvm
@@ -113,6 +114,7 @@ class SVMRFERanker(BaseRanker):
     requires_y = True
     accepts_sparse = False
     deterministic = True
+    scale_invariant = True
     reference: ClassVar[str] = "Guyon, Weston, Barnhill & Vapnik (2002), SVM-RFE"
     _constant_score: ClassVar[float] = 0.0
 
@@ -143,6 +145,9 @@ class SVMRFERanker(BaseRanker):
         self.scaling = scaling
         self.tol = tol
         self.verbose = verbose
+
+    def _score_units(self) -> int | None:
+        return None if self.scaling is None else 0  # C weighs raw values otherwise
 
     def _score(self, X, y):
         Xs = _scale(X, self.scaling)
@@ -184,7 +189,10 @@ def _scale(X: np.ndarray, scaling: str | None) -> np.ndarray:
         lo = X.min(axis=0)
         return (X - lo) / (X.max(axis=0) - lo)  # no constant columns reach _score
     if scaling == "standard":
-        return (X - X.mean(axis=0)) / X.std(axis=0)
+        # the population std, through column_norms: a feature in units of 1e-300 beside
+        # features of unit order would get a std of 0 from its underflowing squares
+        Z = X - X.mean(axis=0)
+        return Z / (column_norms(Z) / np.sqrt(X.shape[0]))
     return X
 
 

@@ -175,8 +175,13 @@ def nontrivial_eigenvectors(W, n_components: int, random_state):
     # (N's spectrum lies in [-1, 1]), so the top of the spectrum is exactly the
     # non-trivial part whatever the multiplicity of 1.
     sqrt_d = np.sqrt(d)
-    u0 = sqrt_d / np.linalg.norm(sqrt_d)
     K = n_components
+    if not d.any():
+        # every weight underflowed (a fixed heat-kernel width far too small for the scale
+        # of X): N = 0, no trivial vector, any basis is an eigenbasis (eigenvalue 0), and
+        # D^{-1/2} U = 0, so the rankers built on it give every feature its floor score
+        return np.zeros(K), np.eye(m, K), sqrt_d, inv_sqrt
+    u0 = sqrt_d / np.linalg.norm(sqrt_d)
     # The eigenvalue 1 has one eigenvector per connected component, D^{1/2} times its
     # indicator. Its non-trivial part is built exactly (an eigensolver may miss copies of
     # a repeated eigenvalue) in its canonical basis, and deflated like u0.

@@ -15,6 +15,7 @@ from tqdm.auto import tqdm
 from rankers.base import BaseRanker
 from rankers.exceptions import InvalidParameterError
 from rankers.neighbors import nearest_neighbors
+from rankers.preprocessing import column_norms
 from rankers.ties import TIE_RTOL
 
 __all__ = ["AgnosSRanker", "twonn_dimension"]
@@ -328,6 +329,7 @@ class AgnosSRanker(BaseRanker):
     target_kind = "unsupervised"
     accepts_sparse = False
     deterministic = False
+    scale_invariant = True
     reference: ClassVar[str] = "Doquet & Sebag (2019), Agnostic Feature Selection (AgnoS-S)"
     _constant_score: ClassVar[float] = 0.0
     _contract_test_params: ClassVar[dict] = {"epochs": 20, "hidden_layer_sizes": (4,)}
@@ -380,7 +382,9 @@ class AgnosSRanker(BaseRanker):
         hidden = self._check_hidden_sizes()
         rng = check_random_state(self.random_state)
         mean = X.mean(axis=0)
-        scale = X.std(axis=0)  # > 0: constant columns never reach _score
+        # > 0: constant columns never reach _score (and column_norms keeps a feature in
+        # units of 1e-300 beside features of unit order from a std of 0)
+        scale = column_norms(X - mean) / math.sqrt(m)
 
         self.intrinsic_dimension_ = float("nan")
         if self.latent_dim == "auto":

@@ -102,6 +102,7 @@ class CompactnessRanker(BaseRanker):
     target_kind = "unsupervised"
     accepts_sparse = False
     deterministic = True
+    scale_invariant = True
     reference: ClassVar[str] = (
         "Zhu, Hou, Wang & Nie (2023), Compactness score: a fast filter method for "
         "unsupervised feature selection"
@@ -134,6 +135,10 @@ class CompactnessRanker(BaseRanker):
         positive = scores > 0.0
         stat[positive] = 1.0 / scores[positive] - 1.0
         return np.maximum(stat, 0.0)  # 1/s - 1 can round just below 0 for s = 1
+
+    def _score_units(self) -> int | None:
+        # unscaled, CS_r is in units of X**-1 and 1 / (1 + CS_r) is no power of them
+        return 0 if self.scale == "minmax" else None
 
     def _score(self, X, y):
         m, n = X.shape

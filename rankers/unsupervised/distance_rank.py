@@ -117,6 +117,7 @@ class DistanceRankRanker(BaseRanker):
     target_kind = "unsupervised"
     accepts_sparse = False
     deterministic = True
+    scale_invariant = True
     reference: ClassVar[str] = (
         "Firdová, Labart & Martel (2024), Distance Rank Score: unsupervised filter method "
         "for feature selection on imbalanced dataset"

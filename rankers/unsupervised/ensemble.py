@@ -171,6 +171,7 @@ class _TreeEnsembleRanker(BaseRanker, metaclass=ABCMeta):
     target_kind = "unsupervised"
     accepts_sparse = False
     deterministic = False
+    scale_invariant = True  # the trees split z-scores
     _contract_test_params: ClassVar[dict] = {"n_estimators": 10}
 
     _parameter_constraints: ClassVar[dict] = {

@@ -13,6 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from rankers.base import BaseRanker
+from rankers.preprocessing import column_norms
 from rankers.ties import TIE_RTOL, first_max
 
 __all__ = ["FRANeRanker", "pagerank", "ranking_quality"]
@@ -142,6 +143,7 @@ class FRANeRanker(BaseRanker):
     target_kind = "unsupervised"
     accepts_sparse = False
     deterministic = True
+    scale_invariant = True
     reference: ClassVar[str] = (
         "Primožič, Škrlj, Džeroski & Petković, Unsupervised Feature Ranking via Attribute "
         "Networks (FRANe)"
@@ -323,7 +325,7 @@ def _dissimilarities(X: np.ndarray, similarity: str, scaling: str) -> np.ndarray
     """Condensed dissimilarities between the columns of ``X`` (pairs j < k, row-major)."""
     if similarity in ("abs_correlation", "correlation"):
         Z = X - X.mean(axis=0)
-        Z /= np.linalg.norm(Z, axis=0)
+        Z /= column_norms(Z)
         # the upper triangle only: a matrix product need not be exactly symmetric
         r = np.clip(squareform(Z.T @ Z, checks=False), -1.0, 1.0)
         return 1.0 - (np.abs(r) if similarity == "abs_correlation" else r)

@@ -98,6 +98,7 @@ class LaplacianRanker(BaseRanker):
     target_kind = "unsupervised"
     accepts_sparse = False
     deterministic = True
+    scale_invariant = True
     reference: ClassVar[str] = "He, Cai & Niyogi (2005), Laplacian Score for Feature Selection"
     _constant_score: ClassVar[float] = 0.0
 
@@ -126,6 +127,11 @@ class LaplacianRanker(BaseRanker):
     @staticmethod
     def _statistic_from_scores(scores: np.ndarray) -> np.ndarray:
         return 2.0 - scores
+
+    def _score_units(self) -> int | None:
+        # a fixed heat-kernel width is in the squared units of the raw data
+        fixed_width = self.weight_mode == "heat" and self.t != "auto" and self.scale is None
+        return None if fixed_width else 0
 
     def _score(self, X, y):
         X = scale_features(X, self.scale)
@@ -185,5 +191,7 @@ class LaplacianRanker(BaseRanker):
                 t = 1.0
         else:
             t = float(self.t)
-        self.t_ = t
+        # in the caller's squared units (X may have been rescaled by a power of two in
+        # BaseRanker.fit), unless the data were min-max scaled first
+        self.t_ = float(self._to_data_units(t, 2 if self.scale is None else 0))
         return r, c, np.exp(-d2 / t)

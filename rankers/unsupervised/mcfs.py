@@ -13,6 +13,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from rankers.base import BaseRanker
+from rankers.preprocessing import column_norms
 from rankers.ties import duplicate_columns
 from rankers.unsupervised._affinity import (
     METRICS,
@@ -43,6 +44,17 @@ class MCFSRanker(BaseRanker):
        which is then computed directly (one solve instead of ``n_features`` LARS
        steps per eigenvector; same coefficients).
     4. ``MCFS(j) = max_k |a_{k,j}|`` (higher = more relevant).
+
+    **Scale.** Multiplying all of ``X`` by one constant ``c`` leaves the graph, the
+    embedding and the ranking unchanged and divides the coefficients by ``c`` (the
+    ranker computes on ``X`` rescaled by a power of two and converts ``coef_`` and
+    ``scores_`` back), except with ``weight_mode="heat"`` and a fixed ``t``, a width in
+    the squared units of ``X``. But the coefficients are in the units of each feature:
+    a feature measured in millimetres instead of metres gets a coefficient 1000 times
+    smaller, and the neighbours are found with every feature's own units. So the
+    ranking depends on the scale of each feature: standardise ``X`` first (e.g.
+    ``sklearn.preprocessing.StandardScaler``) when features are measured in different
+    units.
 
     Parameters
     ----------
@@ -152,6 +164,7 @@ class MCFSRanker(BaseRanker):
     # ARPACK's start vector is drawn from random_state; and LARS, like any L1 method,
     # gives one of two identical columns all the weight, so they do not tie
     deterministic = False
+    scale_invariant = True
     reference: ClassVar[str] = (
         "Cai, Zhang & He (2010), Unsupervised Feature Selection for Multi-Cluster Data"
     )
@@ -191,6 +204,11 @@ class MCFSRanker(BaseRanker):
         self.solver = solver
         self.random_state = random_state
 
+    def _score_units(self) -> int | None:
+        # coefficients of the regression on X are in units of X**-1; a fixed heat-kernel
+        # width, in units of X**2, makes the graph itself depend on the scale
+        return None if self.weight_mode == "heat" and self.t != "auto" else -1
+
     def _score(self, X, y):
         m, n = X.shape
         graph = knn_affinity(
@@ -222,7 +240,7 @@ class MCFSRanker(BaseRanker):
             coef = self._lars(Xu, Y, d, K)
         coef = coef[member]
         self.coef_ = np.zeros((self.constant_features_.size, K))
-        self.coef_[~self.constant_features_] = coef
+        self.coef_[~self.constant_features_] = self._to_data_units(coef, -1)
         return np.abs(coef).max(axis=1)
 
     @staticmethod
@@ -254,7 +272,7 @@ def _least_squares_end(X, Y):
     Xc = X - X.mean(axis=0)
     Yc = Y - Y.mean(axis=0)
     # scale the columns so the rank test does not depend on feature units
-    norms = np.linalg.norm(Xc, axis=0)
+    norms = column_norms(Xc)
     coef, _, rank, sv = np.linalg.lstsq(Xc / norms, Yc, rcond=None)
     if rank < X.shape[1] or sv[-1] < 1e-8 * sv[0]:
         return None

@@ -45,6 +45,16 @@ class NDFSRanker(BaseRanker):
     ``W = (βD)⁻¹ Xᵀ (X (βD)⁻¹ Xᵀ + I)⁻¹ F`` with an ``n_samples`` square system; no
     matrix is ever inverted and ``M`` is never formed.
 
+    **The result depends on the scale of X.** ``α``, ``β`` and ``γ`` are fixed numbers
+    that weigh ``||XW - F||²`` and ``||W||_{2,1}`` (in units of ``X``) against the
+    unit-free graph and orthogonality terms, so multiplying all of ``X`` by a constant
+    changes the balance, and the ranking (on data in units of 1e-8 the L2,1 penalty
+    drives every ``w_i`` to 0). The defaults are scikit-feature's, meant for features of
+    unit order: standardise ``X`` first (e.g. ``sklearn.preprocessing.StandardScaler``,
+    which also puts features measured in different units on one footing), or tune
+    ``alpha`` and ``beta`` for the data's scale. Values whose squares leave float64's
+    range (largest absolute value beyond 1e-140 ... 1e140) are refused.
+
     Parameters
     ----------
     k : int, "all" or None, default=None
@@ -139,6 +149,8 @@ class NDFSRanker(BaseRanker):
     target_kind = "unsupervised"
     accepts_sparse = False
     deterministic = False  # k-means initialisation
+    # alpha, beta and gamma weigh terms in the units of X against unit-free ones
+    scale_invariant = False
     reference: ClassVar[str] = (
         "Li, Yang, Liu, Zhou & Lu (2012), Unsupervised Feature Selection Using "
         "Nonnegative Spectral Analysis"

@@ -114,6 +114,7 @@ class SPECRanker(BaseRanker):
     target_kind = "unsupervised"
     accepts_sparse = False
     deterministic = True
+    scale_invariant = True
     reference: ClassVar[str] = (
         "Zhao & Liu (2007), Spectral Feature Selection for Supervised and Unsupervised Learning"
     )
@@ -150,6 +151,9 @@ class SPECRanker(BaseRanker):
     def _statistic_from_scores(self, scores: np.ndarray) -> np.ndarray:
         return scores.copy() if self.style >= 2 else 2.0 - scores
 
+    def _score_units(self) -> int | None:
+        return 0 if self.gamma == "auto" else None  # a fixed gamma is in units of X**-2
+
     def _score(self, X, y):
         m, n = X.shape
         style = int(self.style)
@@ -157,16 +161,19 @@ class SPECRanker(BaseRanker):
             t = "auto" if self.gamma == "auto" else 1.0 / float(self.gamma)
             graph = knn_affinity(X, self.n_neighbors, metric="euclidean", weight_mode="heat", t=t)
             self.n_neighbors_ = graph.n_neighbors
-            self.gamma_ = 1.0 / graph.t
+            gamma = 1.0 / graph.t
             S = graph.W
         else:
-            self.gamma_ = _auto_gamma(X) if self.gamma == "auto" else float(self.gamma)
+            gamma = _auto_gamma(X) if self.gamma == "auto" else float(self.gamma)
             S = None
+        # X may have been rescaled by a power of two (BaseRanker.fit): gamma_ is in the
+        # caller's units, X**-2
+        self.gamma_ = float(self._to_data_units(gamma, -2))
         if style >= 2:
             if S is None:  # the eigenvectors need the kernel itself
-                S = rbf_kernel(X, gamma=self.gamma_)
+                S = rbf_kernel(X, gamma=gamma)
             return self._phi3(X, S, min(style, m))
-        d, SX = _degree_and_product(S, X) if S is not None else _rbf_pass(X, self.gamma_)
+        d, SX = _degree_and_product(S, X) if S is not None else _rbf_pass(X, gamma)
         if d.sum() <= 0.0:  # every kNN heat weight underflowed (a fixed gamma far too large)
             return np.zeros(n)
         if style == 0:

@@ -130,6 +130,7 @@ class UReliefRanker(BaseRanker):
     target_kind = "unsupervised"
     accepts_sparse = False
     deterministic = False
+    scale_invariant = True
     reference: ClassVar[str] = (
         "Petković, Kocev, Škrlj & Džeroski (2020), Ensemble- and Distance-Based Feature "
         "Ranking for Unsupervised Learning"

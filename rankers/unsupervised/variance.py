@@ -21,7 +21,10 @@ class VarianceRanker(BaseRanker):
 
     The simplest unsupervised baseline: a feature that barely varies cannot separate
     samples. The score depends on the units of each feature, so scale the data first
-    when features are measured on different scales.
+    when features are measured on different scales. The variances are computed on ``X``
+    divided by a power of two (exact) and converted back, so they are right however
+    large or small the values; variances beyond float64's range (above about 1e308, or
+    below 2.2e-308) are refused with an error rather than returned as inf or 0.
 
     Parameters
     ----------
@@ -59,6 +62,7 @@ class VarianceRanker(BaseRanker):
     target_kind = "unsupervised"
     accepts_sparse = True
     deterministic = True
+    scale_invariant = True
     reference: ClassVar[str] = "Unsupervised baseline (variance of each feature)"
 
     _parameter_constraints: ClassVar[dict] = {
@@ -71,6 +75,10 @@ class VarianceRanker(BaseRanker):
         self.k = k
         self.ddof = ddof
         self.scale = scale
+
+    def _score_units(self) -> int:
+        # a raw variance is in the squared units of X; min-max scaled ones are unit-free
+        return 2 if self.scale is None else 0
 
     def _score(self, X, y):
         X = scale_features(X, self.scale)

@@ -131,6 +131,27 @@ def test_inputs_never_modified(name):
     assert arr.flags.writeable  # we made a read-only *view*, not the caller's array
 
 
+# row 7: values of extreme magnitude -> the ranking at unit scale (for a ranker that does
+# not depend on one global factor), or our error naming the scale; never a raw error
+# (the whole sweep, 1e-300 ... 1e300, and the units of the scores: test_scale.py)
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("c", [1e-300, 1e300])
+def test_extreme_magnitudes(name, c):
+    X, y = _data()
+    X = X + 5.0  # positive: chi2's count statistic needs it
+    if rankers.get_class(name).target_kind == "regression":
+        y = X["g0"].to_numpy() + np.linspace(0.0, 0.1, 40)
+    ref = _ranker(name).fit(X, y)
+    try:
+        est = _ranker(name).fit(X * c, y)
+    except InvalidInputError as exc:
+        assert "scale of" in str(exc)
+        return
+    assert np.isfinite(est.scores_).all()
+    if ref._score_units() is not None:
+        assert est.ranking_.tolist() == ref.ranking_.tolist()
+
+
 # the target vector, for supervised rankers
 @pytest.mark.parametrize("name", [n for n in NAMES if rankers.get_class(n).requires_y])
 def test_bad_targets(name):

@@ -11,6 +11,7 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.inspection import permutation_importance
 
 from rankers.exceptions import ConstantFeatureWarning, InvalidInputError, InvalidParameterError
+from rankers.preprocessing import standardise
 from rankers.supervised.forest import RandomForestRanker
 
 
@@ -77,7 +78,9 @@ def test_permutation_importance_matches_sklearn(classification):
     rs = np.random.RandomState(3)
     forest_seed = rs.randint(np.iinfo(np.int32).max)
     assert est.estimator_.random_state == forest_seed
-    expected = permutation_importance(est.estimator_, X, y, n_repeats=4, random_state=rs)
+    # the forest is grown on the z-scores of the features (see test_scale.py for why)
+    Z = standardise(X)
+    expected = permutation_importance(est.estimator_, Z, y, n_repeats=4, random_state=rs)
     np.testing.assert_array_equal(est.scores_, expected.importances_mean)
     assert est.ranking_[0] == 1
 
