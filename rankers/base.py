@@ -13,7 +13,6 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils._param_validation import InvalidParameterError as _SkInvalidParameterError
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from rankers.exceptions import (
@@ -22,7 +21,13 @@ from rankers.exceptions import (
     InvalidParameterError,
     MoweightsError,
 )
-from rankers.validation import check_X, check_y, default_feature_names
+from rankers.validation import (
+    check_X,
+    check_y,
+    default_feature_names,
+    target_task,
+    warn_few_samples,
+)
 
 __all__ = ["BaseRanker"]
 
@@ -116,6 +121,8 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         yc = self._check_target(y, Xc.shape[0])
+        if yc is None:  # check_y warns about supervised targets itself
+            warn_few_samples(Xc.shape[0], stacklevel=3)
         self._check_input(Xc)
 
         constant = _constant_columns(Xc)
@@ -199,17 +206,10 @@ class BaseRanker(SelectorMixin, BaseEstimator):
             )
         kind = self.target_kind
         if kind == "both":
-            kind = self._task_of(y)
+            # unreadable or multi-output targets: check_y says what is wrong with them
+            kind = target_task(y) or "classification"
         self.task_ = kind
-        return check_y(y, n_samples, kind=kind)
-
-    @staticmethod
-    def _task_of(y) -> str:
-        try:
-            target_type = type_of_target(np.asarray(y).ravel())
-        except ValueError:
-            return "classification"
-        return "regression" if target_type == "continuous" else "classification"
+        return check_y(y, n_samples, kind=kind, ranker=self.name or type(self).__name__)
 
     def _feature_labels(self) -> np.ndarray:
         names = getattr(self, "feature_names_in_", None)
