@@ -72,6 +72,15 @@ class BaseRanker(SelectorMixin, BaseEstimator):
     ``deterministic`` (bool: the method makes no random choice at all; randomised
     rankers are still reproducible under a fixed ``random_state``) and ``reference``.
     Unsupervised rankers accept and ignore ``y`` so they fit in pipelines.
+
+    Every supervised ranker's target goes through one check (:meth:`_check_target`, then
+    :func:`~rankers.validation.check_y`): a target of a kind the ranker does not take
+    (as :func:`~sklearn.utils.multiclass.type_of_target` names it) is refused with
+    :class:`~rankers.exceptions.InvalidInputError` listing the registered rankers that
+    take it, and fewer than 10 samples (or a class with fewer than 5) give a
+    :class:`~rankers.exceptions.FewSamplesWarning`. A step whose memory grows with the
+    square of the features or samples checks its estimate first with
+    :func:`rankers.memory.check_memory`.
     """
 
     requires_y: ClassVar[bool] = False

@@ -2,7 +2,7 @@
 
 Every error moweights raises on purpose is a :class:`MoweightsError` that also
 subclasses the built-in exception users already catch (``ValueError``,
-``LookupError``, ``TypeError``), so ``except ValueError`` keeps working.
+``LookupError``, ``TypeError``, ``MemoryError``), so ``except ValueError`` keeps working.
 """
 
 from __future__ import annotations
@@ -93,6 +93,9 @@ class NotEnoughMemoryError(MoweightsError, MemoryError):
         self.needed = int(needed)
         self.available = int(available)
         self.what = what
+
+    def __reduce__(self):  # crosses process pools (joblib/loky) intact
+        return (type(self), (self.args[0], self.needed, self.available, self.what))
 
 
 class PluginLoadError(MoweightsError, ImportError):

@@ -281,15 +281,16 @@ def check_y(
         )
     if arr.shape[0] != n_samples:
         raise InvalidInputError(f"{what} has {arr.shape[0]} values but X has {n_samples} samples")
-    who = ranker or "this ranker"
+    # the ranker asking, or (e.g. an evaluation's estimator) just the task
+    who = ranker or f"a {kind} target"
     if kind == "regression":
         try:
             out = np.asarray(arr, dtype=np.float64)
         except (TypeError, ValueError):
             found = _type_of(arr)
             raise InvalidInputError(
-                f"{what} must be numeric for {who}, a ranker for a quantitative target; it "
-                f"holds labels such as {_first_label(arr)!r} (type_of_target: {found!r})."
+                f"{what} must be numeric for {who}; it holds labels such as "
+                f"{_first_label(arr)!r} (type_of_target: {found!r})."
                 + _fitting(ranker, "class labels", "classification", numeric=False)
             ) from None
         if not np.isfinite(out).all():
@@ -321,8 +322,8 @@ def check_y(
     if found == "continuous":
         raise InvalidInputError(
             f"{what} is a continuous target (type_of_target: 'continuous'; {classes.size} "
-            f"distinct values in {n_samples} samples), but {who} ranks features by class "
-            "labels and would take every distinct value as a class."
+            f"distinct values in {n_samples} samples), but {who} needs class labels and "
+            "every distinct value would be taken as a class."
             + _fitting(ranker, "a continuous target", "regression", numeric=True)
             + f" Or bin {what} into classes first (e.g. pandas.qcut)."
         )

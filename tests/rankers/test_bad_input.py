@@ -208,6 +208,13 @@ def test_continuous_target_is_refused_naming_the_rankers_that_take_it(name):
     assert f"Registered rankers for a continuous target: {expected}." in msg
 
 
+def test_check_y_without_a_ranker_names_the_kind_only():
+    # e.g. an evaluation's classifier: the kind is named, no ranker is suggested
+    with pytest.raises(InvalidInputError, match=r"'continuous'.*needs class labels") as info:
+        check_y(np.linspace(0.5, 9.5, 10), 10, kind="classification")
+    assert "Registered rankers" not in str(info.value)
+
+
 @pytest.mark.parametrize("name", _FOR_CLASSES)
 def test_one_class_per_sample_is_not_a_class_target(name):
     X, _ = _data()

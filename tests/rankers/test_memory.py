@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import tracemalloc
 import warnings
 
@@ -130,6 +131,9 @@ def test_check_memory_error(monkeypatch):
     for part in ["the big step needs about 2.5 GB", "1 GB is available", "set max_size"]:
         assert part in msg
     assert MAX_MEMORY_ENV in msg
+    # a run in a process pool sends it back whole
+    back = pickle.loads(pickle.dumps(err))
+    assert (type(back), str(back), back.needed, back.what) == (type(err), msg, err.needed, err.what)
 
 
 # ---------------------------------------------------------------- the estimates are honest
