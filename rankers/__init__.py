@@ -7,6 +7,7 @@ from rankers.exceptions import (
     InvalidInputError,
     InvalidParameterError,
     MoweightsError,
+    NotEnoughMemoryError,
     PluginLoadError,
     UnknownRankerError,
 )
@@ -19,6 +20,7 @@ __all__ = [
     "InvalidInputError",
     "InvalidParameterError",
     "MoweightsError",
+    "NotEnoughMemoryError",
     "PluginLoadError",
     "UnknownRankerError",
     "available",

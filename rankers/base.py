@@ -13,7 +13,6 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils._param_validation import InvalidParameterError as _SkInvalidParameterError
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from rankers.exceptions import (
@@ -23,7 +22,13 @@ from rankers.exceptions import (
     MoweightsError,
 )
 from rankers.ties import TIE_RTOL, snap_ties
-from rankers.validation import check_X, check_y, default_feature_names
+from rankers.validation import (
+    check_X,
+    check_y,
+    default_feature_names,
+    target_task,
+    warn_few_samples,
+)
 
 __all__ = ["BaseRanker"]
 
@@ -87,6 +92,15 @@ class BaseRanker(SelectorMixin, BaseEstimator):
     a denominator) sees a different number whatever ``c``; scores that carry units of
     ``X`` are converted back. A ranker whose results depend on the scale gets ``X`` as
     it is, and values whose squares would leave float64's range are refused.
+
+    Every supervised ranker's target goes through one check (:meth:`_check_target`, then
+    :func:`~rankers.validation.check_y`): a target of a kind the ranker does not take
+    (as :func:`~sklearn.utils.multiclass.type_of_target` names it) is refused with
+    :class:`~rankers.exceptions.InvalidInputError` listing the registered rankers that
+    take it, and fewer than 10 samples (or a class with fewer than 5) give a
+    :class:`~rankers.exceptions.FewSamplesWarning`. A step whose memory grows with the
+    square of the features or samples checks its estimate first with
+    :func:`rankers.memory.check_memory`.
     """
 
     requires_y: ClassVar[bool] = False
@@ -141,6 +155,8 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         yc = self._check_target(y, Xc.shape[0])
+        if yc is None:  # check_y warns about supervised targets itself
+            warn_few_samples(Xc.shape[0], stacklevel=3)
         self._check_input(Xc)
         units = self._score_units()
         Xc, self._scale_shift = _rescale(Xc, units is not None, type(self).__name__)
@@ -274,17 +290,10 @@ class BaseRanker(SelectorMixin, BaseEstimator):
             )
         kind = self.target_kind
         if kind == "both":
-            kind = self._task_of(y)
+            # unreadable or multi-output targets: check_y says what is wrong with them
+            kind = target_task(y) or "classification"
         self.task_ = kind
-        return check_y(y, n_samples, kind=kind)
-
-    @staticmethod
-    def _task_of(y) -> str:
-        try:
-            target_type = type_of_target(np.asarray(y).ravel())
-        except ValueError:
-            return "classification"
-        return "regression" if target_type == "continuous" else "classification"
+        return check_y(y, n_samples, kind=kind, ranker=self.name or type(self).__name__)
 
     def _feature_labels(self) -> np.ndarray:
         names = getattr(self, "feature_names_in_", None)

@@ -2,7 +2,7 @@
 
 Every error moweights raises on purpose is a :class:`MoweightsError` that also
 subclasses the built-in exception users already catch (``ValueError``,
-``LookupError``, ``TypeError``), so ``except ValueError`` keeps working.
+``LookupError``, ``TypeError``, ``MemoryError``), so ``except ValueError`` keeps working.
 """
 
 from __future__ import annotations
@@ -12,9 +12,11 @@ __all__ = [
     "ConfigError",
     "ConstantFeatureWarning",
     "FeatureMismatchError",
+    "FewSamplesWarning",
     "InvalidInputError",
     "InvalidParameterError",
     "MoweightsError",
+    "NotEnoughMemoryError",
     "PluginLoadError",
     "UnknownRankerError",
 ]
@@ -70,6 +72,32 @@ class UnknownRankerError(MoweightsError, LookupError):
         return self.args[0]
 
 
+class NotEnoughMemoryError(MoweightsError, MemoryError):
+    """A step would need more memory than the machine has available.
+
+    Raised before the step allocates anything, so ``except MemoryError`` keeps working
+    and the machine is never pushed into swapping or the out-of-memory killer.
+
+    Attributes
+    ----------
+    needed : int
+        Estimated peak bytes of the step.
+    available : int
+        Bytes available when the step was about to start.
+    what : str
+        The step, e.g. "FRANe's feature-similarity graph (2000 features)".
+    """
+
+    def __init__(self, message: str, needed: int, available: int, what: str):
+        super().__init__(message)
+        self.needed = int(needed)
+        self.available = int(available)
+        self.what = what
+
+    def __reduce__(self):  # crosses process pools (joblib/loky) intact
+        return (type(self), (self.args[0], self.needed, self.available, self.what))
+
+
 class PluginLoadError(MoweightsError, ImportError):
     """A ranker is installed (has an entry point) but its code failed to import."""
 
@@ -93,6 +121,10 @@ class ConfigError(MoweightsError, ValueError):
 
 class ConstantFeatureWarning(UserWarning):
     """Some features are constant; they get the lowest score."""
+
+
+class FewSamplesWarning(UserWarning):
+    """So few samples (or samples of a class) that any ranking is mostly noise."""
 
 
 class BrokenPluginWarning(UserWarning):

@@ -12,12 +12,29 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from sklearn.utils.multiclass import type_of_target
 
-from rankers.exceptions import InvalidInputError, InvalidParameterError
+from rankers.exceptions import FewSamplesWarning, InvalidInputError, InvalidParameterError
 
-__all__ = ["check_X", "check_y", "column_mask", "default_feature_names", "feature_names_of"]
+__all__ = [
+    "MIN_CLASS_SAMPLES",
+    "MIN_SAMPLES",
+    "check_X",
+    "check_y",
+    "column_mask",
+    "default_feature_names",
+    "feature_names_of",
+    "target_task",
+    "warn_few_samples",
+]
 
 _MAX_LISTED = 10
+
+#: below this many samples a ranking is mostly noise: :class:`FewSamplesWarning`
+MIN_SAMPLES = 10
+#: below this many samples in a class, what a supervised ranker learns about that class
+#: is mostly noise (ReliefF, for one, looks for 10 near hits per class)
+MIN_CLASS_SAMPLES = 5
 
 
 def _list(names: Sequence, quote: bool = True) -> str:
@@ -197,8 +214,15 @@ def check_X(
     return Xc, names
 
 
-def check_y(y, n_samples: int, *, kind: str = "classification", what: str = "y") -> np.ndarray:
-    """Validate a target vector.
+def check_y(
+    y,
+    n_samples: int,
+    *,
+    kind: str = "classification",
+    what: str = "y",
+    ranker: str | None = None,
+) -> np.ndarray:
+    """Validate a target vector for a task, refusing targets of the wrong kind.
 
     Parameters
     ----------
@@ -207,35 +231,72 @@ def check_y(y, n_samples: int, *, kind: str = "classification", what: str = "y")
     n_samples : int
         Number of rows of ``X``; ``y`` must match it.
     kind : {"classification", "regression"}
-        Classification targets may be any hashable labels (at least 2 classes) and are
-        returned as integer codes 0..C-1; regression targets must be finite numbers.
+        Classification targets are class labels of any hashable type (at least 2
+        classes), returned as integer codes 0..C-1. Regression targets are numbers (any
+        numeric target counts as a quantity, 0/1 and integer counts included).
+    what : str, default="y"
+        How the target is called in messages.
+    ranker : str, optional
+        Registry name of the ranker asking; when given, a refusal lists the registered
+        rankers that take the target found (from :func:`rankers.available`).
 
     Returns
     -------
     ndarray
         int64 class codes for classification, float64 for regression.
+
+    Raises
+    ------
+    InvalidInputError
+        For a target of the wrong shape, length, or with missing values, and for one of
+        the wrong kind, naming the kind found by
+        :func:`sklearn.utils.multiclass.type_of_target`: a continuous target given for
+        classification (it would make one class per distinct value); a multiclass
+        target where most samples are the only one of their class (a quantity or an
+        identifier, not class labels); non-numeric
+        labels given for regression; a multi-output target (no ranker takes one).
+
+    Warns
+    -----
+    FewSamplesWarning
+        When there are fewer than :data:`MIN_SAMPLES` samples, or (classification) a
+        class has fewer than :data:`MIN_CLASS_SAMPLES`: see :func:`warn_few_samples`.
     """
     if y is None:
         raise InvalidInputError(f"{what} is required: this ranker is supervised")
     if isinstance(y, pd.DataFrame):
         if y.shape[1] != 1:
-            raise InvalidInputError(f"{what} must be one column; got {y.shape[1]} columns")
+            raise InvalidInputError(
+                f"{what} must be one column; got {y.shape[1]} columns "
+                f"(type_of_target: {_type_of(y.to_numpy())!r}). {_NO_MULTIOUTPUT}"
+            )
         y = y.iloc[:, 0]
     arr = np.asarray(y)
     if arr.ndim == 2 and 1 in arr.shape:
         arr = arr.ravel()
     if arr.ndim != 1:
-        raise InvalidInputError(f"{what} must be 1-D; got shape {arr.shape}")
+        found = f" (type_of_target: {_type_of(arr)!r})" if arr.ndim == 2 else ""
+        raise InvalidInputError(
+            f"{what} must be 1-D; got shape {arr.shape}{found}. {_NO_MULTIOUTPUT}"
+        )
     if arr.shape[0] != n_samples:
         raise InvalidInputError(f"{what} has {arr.shape[0]} values but X has {n_samples} samples")
+    # the ranker asking, or (e.g. an evaluation's estimator) just the task
+    who = ranker or f"a {kind} target"
     if kind == "regression":
         try:
             out = np.asarray(arr, dtype=np.float64)
         except (TypeError, ValueError):
-            raise InvalidInputError(f"{what} must be numeric for a regression ranker") from None
+            found = _type_of(arr)
+            raise InvalidInputError(
+                f"{what} must be numeric for {who}; it holds labels such as "
+                f"{_first_label(arr)!r} (type_of_target: {found!r})."
+                + _fitting(ranker, "class labels", "classification", numeric=False)
+            ) from None
         if not np.isfinite(out).all():
             rows = _list(np.flatnonzero(~np.isfinite(out)), quote=False)
             raise InvalidInputError(f"{what} has NaN or infinite values at rows {rows}")
+        warn_few_samples(n_samples)
         return out
     if kind != "classification":
         raise ValueError(f"kind must be 'classification' or 'regression', got {kind!r}")
@@ -247,7 +308,7 @@ def check_y(y, n_samples: int, *, kind: str = "classification", what: str = "y")
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         raise InvalidInputError(f"{what} has infinite labels")
     try:
-        _, codes = np.unique(arr, return_inverse=True)
+        classes, codes, counts = np.unique(arr, return_inverse=True, return_counts=True)
     except TypeError:
         raise InvalidInputError(
             f"{what} mixes label types that cannot be compared (e.g. str and int)"
@@ -256,7 +317,148 @@ def check_y(y, n_samples: int, *, kind: str = "classification", what: str = "y")
         raise InvalidInputError(
             f"{what} has a single class ({arr[0]!r}); a supervised ranker needs at least 2"
         )
+    found = _type_of(arr)
+    numeric = arr.dtype.kind in "biuf"
+    if found == "continuous":
+        raise InvalidInputError(
+            f"{what} is a continuous target (type_of_target: 'continuous'; {classes.size} "
+            f"distinct values in {n_samples} samples), but {who} needs class labels and "
+            "every distinct value would be taken as a class."
+            + _fitting(ranker, "a continuous target", "regression", numeric=True)
+            + f" Or bin {what} into classes first (e.g. pandas.qcut)."
+        )
+    singles = int(np.count_nonzero(counts == 1))
+    if _mostly_singletons(counts):
+        advice = (
+            _fitting(ranker, "a numeric target", "regression", numeric=True)
+            if numeric
+            else " Pass a column of class labels, not an identifier."
+        )
+        raise InvalidInputError(
+            f"{what} has {classes.size} classes among {n_samples} samples, {singles} of them "
+            f"with a single sample (type_of_target: {found!r}): that is a quantity or "
+            f"an identifier, not class labels; {who} needs several samples per class." + advice
+        )
+    warn_few_samples(n_samples, classes, counts)
     return codes.astype(np.int64).reshape(-1)
+
+
+_NO_MULTIOUTPUT = (
+    "No registered ranker takes a multi-output target: rank against one target column at "
+    "a time (e.g. fit(X, y[:, 0]))"
+)
+
+
+def _type_of(y) -> str:
+    """scikit-learn's name for the kind of target ``y`` is, or "unknown"."""
+    try:
+        return str(type_of_target(y))
+    except (TypeError, ValueError):  # mixed label types, NaN, inf
+        return "unknown"
+
+
+def _first_label(arr: np.ndarray):
+    """The first value that is not a number (as a plain Python object, for messages)."""
+    for value in arr:
+        try:
+            float(value)
+        except (TypeError, ValueError):
+            return value.item() if isinstance(value, np.generic) else value
+    return arr[0]
+
+
+def target_task(y) -> str | None:
+    """The task a 1-D target serves: "classification", "regression" or None.
+
+    "regression" for what :func:`~sklearn.utils.multiclass.type_of_target` calls
+    continuous, and for a numeric multiclass target where most samples are the only one
+    of their value (integer-valued quantities such as prices, which type_of_target calls
+    multiclass); "classification" for other binary and multiclass
+    targets; None for multi-output targets and targets it cannot read (missing values,
+    mixed types), which :func:`check_y` then reports.
+    """
+    arr = np.asarray(y.iloc[:, 0] if isinstance(y, pd.DataFrame) and y.shape[1] == 1 else y)
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.ravel()
+    found = _type_of(arr)
+    if found == "continuous":
+        return "regression"
+    if found not in ("binary", "multiclass"):
+        return None
+    if found == "multiclass" and arr.dtype.kind in "biuf":
+        _, counts = np.unique(arr, return_counts=True)
+        if _mostly_singletons(counts):
+            return "regression"
+    return "classification"
+
+
+def _mostly_singletons(counts: np.ndarray) -> bool:
+    """Whether most samples are the only one of their class (3 or more classes).
+
+    Class labels repeat; quantities (prices, counts over a wide range) and identifiers
+    mostly do not. A small class or two (a hand-worked example, a rare diagnosis) keeps a
+    target a class target.
+    """
+    return counts.size >= 3 and 2 * int(np.count_nonzero(counts == 1)) > int(counts.sum())
+
+
+def _kind_takes(target_kind: str, task: str, numeric: bool) -> bool:
+    """Whether a ranker declaring ``target_kind`` takes a target of ``task``."""
+    if target_kind == "classification":
+        return task == "classification"
+    if target_kind == "regression":
+        return numeric  # any number is a quantity, 0/1 and integer counts included
+    return target_kind == "both"
+
+
+def _fitting(ranker: str | None, described: str, task: str, *, numeric: bool) -> str:
+    """The sentence listing the registered rankers for such a target ("" without ranker)."""
+    if ranker is None:
+        return ""
+    # imported here: the registry loads every ranker module, and they import this one
+    from rankers.registry import available
+
+    table = available()
+    names = [
+        str(row.name)
+        for row in table.itertuples(index=False)
+        if row.requires_y and _kind_takes(str(row.target_kind), task, numeric)
+    ]
+    listed = ", ".join(names) if names else "none"
+    return f" Registered rankers for {described}: {listed}."
+
+
+def warn_few_samples(n_samples: int, classes=None, counts=None, *, stacklevel: int = 5) -> None:
+    """Warn when there are too few samples for a ranking to be more than noise.
+
+    Fewer than :data:`MIN_SAMPLES` samples in all, or, for class targets (``classes``
+    and their ``counts``), a class with fewer than :data:`MIN_CLASS_SAMPLES`. A ranker
+    still runs: a small pilot study may want a first look, but it should know.
+
+    Warns
+    -----
+    FewSamplesWarning
+    """
+    if n_samples < MIN_SAMPLES:
+        warnings.warn(
+            f"only {n_samples} samples: a ranking from fewer than {MIN_SAMPLES} is mostly "
+            "noise (any two features are told apart by a handful of values)",
+            FewSamplesWarning,
+            stacklevel=stacklevel,
+        )
+        return
+    if counts is None:
+        return
+    small = np.flatnonzero(np.asarray(counts) < MIN_CLASS_SAMPLES)
+    if small.size:
+        labels = np.asarray(classes, dtype=object)  # plain Python values: 'a', not np.str_
+        shown = _list([f"{labels[i]!r} ({counts[i]})" for i in small], quote=False)
+        warnings.warn(
+            f"classes with fewer than {MIN_CLASS_SAMPLES} samples: {shown}; what a ranker "
+            "learns about them is mostly noise",
+            FewSamplesWarning,
+            stacklevel=stacklevel,
+        )
 
 
 def column_mask(spec, n_features: int, names=None, *, what: str = "columns") -> np.ndarray:

@@ -25,7 +25,7 @@ import numpy as np
 
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 
-__all__ = ["ALIASES", "CRITERIA", "Criteria", "parse_objectives"]
+__all__ = ["ALIASES", "CRITERIA", "Criteria", "n_entropy_pairs", "parse_objectives", "peak_bytes"]
 
 #: criterion -> (readable name, needs class labels)
 CRITERIA = {
@@ -86,6 +86,29 @@ def _pair_abs_sum(X: np.ndarray) -> np.ndarray:
     return weights @ np.sort(X, axis=0)
 
 
+def n_entropy_pairs(m: int, max_pairs: int | None) -> int:
+    """Number of sample pairs C4 uses: all ``m(m−1)/2``, or ``max_pairs`` when fewer."""
+    n_pairs = m * (m - 1) // 2
+    return n_pairs if max_pairs is None else min(n_pairs, int(max_pairs))
+
+
+def peak_bytes(m: int, n: int, needed, max_pairs: int | None, pop_size: int) -> float:
+    """Peak bytes of :class:`Criteria` and of evaluating populations of ``pop_size``.
+
+    C4 holds the squared differences of its pairs (8 bytes per pair and feature; twice
+    that while they are formed, plus the pair indices when all pairs are used) and, per
+    evaluation, six (pairs × population) arrays of distances and entropies. C1–C3 hold
+    a few (samples × features) arrays. Measured with tracemalloc
+    (``benchmarks/bench_memory.py``).
+    """
+    linear = 32.0 * m * n
+    if "C4" not in needed:
+        return linear
+    pairs = n_entropy_pairs(m, max_pairs)
+    indices = 18.0 * pairs if pairs == m * (m - 1) // 2 else 0.0  # np.triu_indices
+    return 8.0 * pairs * max(2.0 * n, n + 6.0 * pop_size) + indices + linear
+
+
 @dataclass
 class Criteria:
     """Precomputed, weight-independent parts of C1–C4 for one (scaled) data set.
@@ -140,7 +163,7 @@ class Criteria:
             self.c_ = 2.0 * (s_all - (1.0 - PHI_SAME) * s_same) / (m * (m - 1) / 2.0)
         if "C4" in self.needed:
             n_pairs = m * (m - 1) // 2
-            if self.max_pairs is not None and n_pairs > self.max_pairs:
+            if n_entropy_pairs(m, self.max_pairs) < n_pairs:
                 i = self.rng.integers(0, m, size=self.max_pairs)
                 j = (i + self.rng.integers(1, m, size=self.max_pairs)) % m  # j ≠ i
             else:

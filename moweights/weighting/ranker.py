@@ -20,10 +20,16 @@ from tqdm.auto import tqdm
 
 from aggregation.combine import mean_rank
 from aggregation.ranking import Ranking
-from moweights.weighting.criteria import CRITERIA, Criteria, parse_objectives
+from moweights.weighting.criteria import (
+    CRITERIA,
+    Criteria,
+    n_entropy_pairs,
+    parse_objectives,
+    peak_bytes,
+)
 from moweights.weighting.problem import WeightingProblem
 from rankers.base import BaseRanker
-from rankers.validation import check_y
+from rankers.memory import check_memory
 
 __all__ = ["FRONT_TO_RANKING", "MOWeighting"]
 
@@ -170,11 +176,10 @@ class MOWeighting(BaseRanker):
 
     def _check_target(self, y, n_samples: int):
         parse_objectives(self.objectives)  # a bad objective is reported before anything runs
-        if y is None and not self._needs_labels():
-            return None  # unsupervised criteria only: y is optional
-        if y is None:
-            return super()._check_target(y, n_samples)  # the usual "requires y" error
-        return check_y(y, n_samples, kind="classification")
+        if not self._needs_labels():
+            return None  # unsupervised criteria only: y is ignored, as unsupervised rankers do
+        # C1–C3 need class labels: the shared check refuses continuous targets by name
+        return super()._check_target(y, n_samples)
 
     def _termination(self):
         if self.termination is None:
@@ -188,12 +193,18 @@ class MOWeighting(BaseRanker):
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         pair_rng = np.random.default_rng(int(rng.randint(np.iinfo(np.int32).max)))
+        m, n = X.shape
+        keys = tuple(k for k, _ in objectives)
+        check_memory(
+            peak_bytes(m, n, keys, self.max_pairs, int(self.pop_size)),
+            f"MOWeighting's criteria over {n} features ({n_entropy_pairs(m, self.max_pairs):.3g} "
+            f"sample pairs for C4, populations of {self.pop_size})",
+            "lower max_pairs (C4 holds max_pairs x n_features differences, and "
+            "max_pairs=None keeps all m(m-1)/2 pairs), lower pop_size, or fewer features",
+        )
         lo, hi = X.min(axis=0), X.max(axis=0)
         Xs = (X - lo) / (hi - lo)  # constant columns never reach _score
-        criteria = Criteria(
-            Xs, y, tuple(k for k, _ in objectives), max_pairs=self.max_pairs, rng=pair_rng
-        )
-        n = X.shape[1]
+        criteria = Criteria(Xs, y, keys, max_pairs=self.max_pairs, rng=pair_rng)
         problem = WeightingProblem(criteria, objectives)
         mutation = 1.0 / n if self.mutation_prob is None else float(self.mutation_prob)
         algorithm = NSGA2(

@@ -7,12 +7,13 @@ from numbers import Integral
 from typing import ClassVar
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from scipy.spatial.distance import pdist
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
 from rankers.base import BaseRanker
+from rankers.memory import check_memory
 from rankers.ties import TIE_RTOL
 
 __all__ = ["DistanceRankRanker"]
@@ -43,7 +44,11 @@ class DistanceRankRanker(BaseRanker):
     preprocessing), so the score does not depend on any feature's units.
 
     The total distances are ranked once; features are ranked block by block, so memory
-    stays bounded whatever the number of features. A feature's pair distances are
+    stays bounded whatever the number of features; it grows with the square of the
+    number of samples (about 64 bytes a pair of samples, 130 MB for 2,000 samples, 3.2 GB
+    for 10,000), is estimated before anything is allocated, and a fit the machine cannot
+    hold stops with :class:`~rankers.exceptions.NotEnoughMemoryError` naming
+    ``max_samples``. A feature's pair distances are
     ordered exactly with two linear-time radix passes on the top 32 bits of their
     float64 pattern (non-negative floats sort like their bits); only the rare runs of
     values those bits cannot tell apart are then sorted by full value.
@@ -169,6 +174,15 @@ class DistanceRankRanker(BaseRanker):
         self.sample_indices_ = rows
         self.n_samples_used_ = m_used
         self.n_pairs_ = n_pairs
+        block = self._block(n, n_pairs)
+        jobs = min(effective_n_jobs(self.n_jobs), -(-n // block))
+        check_memory(
+            _peak_bytes(m_used, n, n_pairs, block, jobs),
+            f"Distance Rank Score over {m_used} samples ({n_pairs:.3g} pairs of samples, "
+            f"{jobs} parallel block(s) of {block} feature(s))",
+            "set max_samples (memory grows with its square; e.g. max_samples=2000 keeps "
+            "2e6 pairs), or n_jobs=1 (every parallel block holds its own ranks)",
+        )
 
         total = pdist(X, "sqeuclidean")
         # List the pairs by increasing total distance (pdist's pair order, then sorted):
@@ -186,7 +200,6 @@ class DistanceRankRanker(BaseRanker):
             total_ranks -= (n_pairs + 1) / 2.0  # centred, like every average-rank vector
         total_ss = _sum_of_squares(total_ranks, n_pairs)
         del total_sorted
-        block = self._block(n, n_pairs)
         self.block_size_ = block
         if total_ss == 0.0:  # one pair, or every pair equally far apart: nothing to follow
             return np.zeros(n)
@@ -223,6 +236,16 @@ class DistanceRankRanker(BaseRanker):
         if self.block_size is not None:
             return min(int(self.block_size), n_features)
         return int(min(n_features, max(1, _BLOCK_PAIRS // n_pairs)))
+
+
+def _peak_bytes(m: int, n: int, n_pairs: int, block: int, jobs: int) -> float:
+    """Peak bytes of :meth:`DistanceRankRanker._score` (measured with tracemalloc,
+    ``benchmarks/bench_memory.py``): the pair indices and the total-distance ranks stay
+    alive (24 bytes a pair; 16 when no totals tie), and every block being ranked holds
+    its differences, sort orders and ranks (40 bytes a pair and feature; 34 without
+    ties). Ties are assumed, so the estimate is at most ~1.3 times the peak without them.
+    """
+    return n_pairs * (24.0 + 40.0 * block * jobs) + 16.0 * m * n
 
 
 def _sum_of_squares(centred_ranks, n_pairs: int) -> float:

@@ -13,6 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from rankers.base import BaseRanker
+from rankers.memory import check_memory
 from rankers.preprocessing import column_norms
 from rankers.ties import TIE_RTOL, first_max
 
@@ -120,7 +121,10 @@ class FRANeRanker(BaseRanker):
     features in symmetric positions (duplicates) tie exactly and are ordered by index. The mean and
     median of ``"linear_mean"`` / ``"linear_median"`` are over the pairs of distinct
     features (the reference includes the zero diagonal). Memory grows as ``n²``: about
-    120 bytes per pair of features at the peak (3 GB for 7,129 features).
+    112 bytes per pair of features at the peak (2.8 GB for 7,129 features, 22 GB for
+    20,000); the ranker estimates it first and raises
+    :class:`~rankers.exceptions.NotEnoughMemoryError` when the machine lacks it (see
+    :func:`rankers.memory.check_memory`).
 
     References
     ----------
@@ -182,11 +186,18 @@ class FRANeRanker(BaseRanker):
         self.damping = damping
 
     def _score(self, X, y):
-        n = X.shape[1]
+        m, n = X.shape
+        pairs = n * (n - 1) / 2
+        # the sparser progressions keep about half the pairs as edges (measured: the
+        # mean of 1 - |r| lies below its median on typical data); checked exactly below
+        guess = pairs / 2 if self.thresholds in ("linear_mean", "linear_median") else pairs
+        self._check_memory(m, n, guess)
         d = _dissimilarities(X, self.similarity, self.feature_scaling)  # condensed, j < k
         d_max = float(d.max()) if d.size else 0.0
         d[d <= 1e-12 * d_max] = 0.0
         thresholds = self._threshold_sequence(d, d_max)
+        if thresholds.size:
+            self._check_memory(m, n, np.count_nonzero((d < d_max) & (d <= thresholds[-1])))
         edges = _EdgeList(d, d_max, thresholds, n)
         del d
         degrees = 2.0 * edges.counts / n
@@ -224,6 +235,16 @@ class FRANeRanker(BaseRanker):
             int(edges.counts[best]), np.flatnonzero(~self.constant_features_), n_all
         )
         return solved[int(edges.counts[best])]
+
+    def _check_memory(self, m: int, n: int, n_edges: float) -> None:
+        """Stop before the similarities or the graphs outgrow the memory available."""
+        check_memory(
+            _peak_bytes(m, n, self.similarity, n_edges),
+            f"FRANe's feature graphs over {n} features ({n * (n - 1) / 2:.3g} feature pairs)",
+            "rank fewer features (memory grows with their square: e.g. keep the most "
+            "variable ones, rankers.get('variance')), or thresholds='linear_median' "
+            "(sparser graphs, about half the memory)",
+        )
 
     def _threshold_sequence(self, d: np.ndarray, d_max: float) -> np.ndarray:
         positive = d[d > 0.0]
@@ -319,6 +340,21 @@ def ranking_quality(scores: np.ndarray) -> float:
     if s.size <= 2:
         return float(s[0] / s[-1])
     return float(s[1] / s[-2])
+
+
+def _peak_bytes(m: int, n: int, similarity: str, n_edges: float) -> float:
+    """Peak bytes of :meth:`FRANeRanker._score` on ``m x n`` data whose graphs use ``n_edges``
+    of the ``n(n-1)/2`` pairs.
+
+    Measured with tracemalloc (``benchmarks/bench_memory.py``): the correlations hold
+    the Gram matrix and two condensed copies (24 bytes a pair; the distances 8); the
+    edge lists hold the dissimilarities and, per edge, its endpoints, weight, sort keys
+    and the CSR arrays of the largest graph (8 bytes a pair + 104 an edge); filing the
+    pairs under their thresholds takes 19 bytes a pair. Copies of the data: 16 m n.
+    """
+    pairs = n * (n - 1) / 2
+    per_pair = 24.0 if similarity in ("abs_correlation", "correlation") else 8.0
+    return max(per_pair * pairs, 19.0 * pairs, 8.0 * pairs + 104.0 * n_edges) + 16.0 * m * n
 
 
 def _dissimilarities(X: np.ndarray, similarity: str, scaling: str) -> np.ndarray:

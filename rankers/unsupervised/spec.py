@@ -11,6 +11,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from rankers.base import BaseRanker
+from rankers.memory import check_memory
 from rankers.unsupervised._affinity import knn_affinity, nontrivial_eigenvectors
 
 __all__ = ["SPECRanker"]
@@ -40,8 +41,9 @@ class SPECRanker(BaseRanker):
     for every style. Styles -1 and 0 need no eigendecomposition (the sums over the
     spectrum collapse to ``fᵀLf`` and ``fᵀDf``): they cost one pass over the kernel,
     computed in row blocks, so no ``n_samples`` square matrix is held. Style ``s``
-    needs ``s - 1`` eigenvectors and holds the kernel (dense for ``affinity="rbf"``;
-    use ``affinity="knn"`` for many samples).
+    needs ``s - 1`` eigenvectors and holds the kernel (dense for ``affinity="rbf"``:
+    about 24 bytes per pair of samples, 2.4 GB for 10,000 samples, checked against the
+    memory available before it is built; use ``affinity="knn"`` for many samples).
 
     Parameters
     ----------
@@ -171,6 +173,12 @@ class SPECRanker(BaseRanker):
         self.gamma_ = float(self._to_data_units(gamma, -2))
         if style >= 2:
             if S is None:  # the eigenvectors need the kernel itself
+                check_memory(
+                    _dense_peak_bytes(m, n),
+                    f"SPEC's dense RBF kernel over {m} samples (style={style})",
+                    "affinity='knn' (a sparse kNN graph, memory linear in the samples), "
+                    "style=0 or -1 (the kernel is visited in blocks), or fewer samples",
+                )
                 S = rbf_kernel(X, gamma=gamma)
             return self._phi3(X, S, min(style, m))
         d, SX = _degree_and_product(S, X) if S is not None else _rbf_pass(X, gamma)
@@ -203,6 +211,13 @@ class SPECRanker(BaseRanker):
         ok = norms2 > 0
         out[ok] = np.clip(score[ok] / norms2[ok], 0.0, 2.0)
         return out
+
+
+def _dense_peak_bytes(m: int, n: int) -> float:
+    """Peak bytes of a style >= 2 fit on the dense RBF kernel: the kernel and the
+    normalised matrix built from it, with one temporary, all m x m float64 (measured
+    with tracemalloc, ``benchmarks/bench_memory.py``)."""
+    return 24.0 * m * m + 16.0 * m * n
 
 
 def _auto_gamma(X: np.ndarray) -> float:

@@ -113,6 +113,18 @@ def test_unsupervised_entropy_needs_no_labels(bench):
         MOWeighting(objectives=("C4", "-C2"), n_gen=2).fit(X)
 
 
+def test_labels_go_through_the_shared_target_check(bench):
+    X, y = bench
+    quantity = np.linspace(0.0, 1.0, len(y)) ** 2
+    # C1-C3 need class labels: a continuous y is refused by name, not taken as classes
+    with pytest.raises(InvalidInputError, match=r"'continuous'.*rrelieff"):
+        MOWeighting(objectives=("C1", "-C3"), n_gen=2, pop_size=8).fit(X, quantity)
+    # C4 alone ignores y, as unsupervised rankers do
+    params = dict(objectives=("C4",), n_gen=3, pop_size=8, random_state=0)
+    with_y = MOWeighting(**params).fit(X, quantity).scores_
+    np.testing.assert_array_equal(with_y, MOWeighting(**params).fit(X).scores_)
+
+
 def test_termination_override_and_bad_objectives(bench):
     X, y = bench
     est = MOWeighting(termination=7, pop_size=10, random_state=0).fit(X, y)

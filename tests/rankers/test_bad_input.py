@@ -200,3 +200,137 @@ def test_check_y_codes_labels():
     np.testing.assert_array_equal(check_y(["b", "a", "b"], 3), [1, 0, 1])
     with pytest.raises(InvalidInputError, match="must be numeric"):
         check_y(["a", "b"], 2, kind="regression")
+
+
+# ---------------------------------------------------------------------------------------
+# Targets of the wrong kind (type_of_target names the kind; the registry names the
+# rankers that take it), too few samples, and memory checked before it is spent.
+_KIND = {n: rankers.get_class(n).target_kind for n in NAMES}
+_SUPERVISED = [n for n in NAMES if rankers.get_class(n).requires_y]
+_FOR_CLASSES = [n for n in _SUPERVISED if _KIND[n] == "classification"]
+_FOR_QUANTITIES = [n for n in _SUPERVISED if _KIND[n] == "regression"]
+
+
+def _registered(*kinds):
+    table = rankers.available()
+    return ", ".join(table.loc[table["requires_y"] & table["target_kind"].isin(kinds), "name"])
+
+
+@pytest.mark.parametrize("name", _FOR_CLASSES)
+def test_continuous_target_is_refused_naming_the_rankers_that_take_it(name):
+    X, _ = _data()
+    y = np.random.default_rng(1).normal(size=40)  # was taken as 40 classes of one sample
+    expected = _registered("regression", "both")
+    assert "rrelieff" in expected and "random_forest" in expected
+    with pytest.raises(InvalidInputError) as info:
+        _ranker(name).fit(X, y)
+    msg = str(info.value)
+    assert "type_of_target: 'continuous'" in msg
+    assert f"Registered rankers for a continuous target: {expected}." in msg
+
+
+def test_check_y_without_a_ranker_names_the_kind_only():
+    # e.g. an evaluation's classifier: the kind is named, no ranker is suggested
+    with pytest.raises(InvalidInputError, match=r"'continuous'.*needs class labels") as info:
+        check_y(np.linspace(0.5, 9.5, 10), 10, kind="classification")
+    assert "Registered rankers" not in str(info.value)
+
+
+@pytest.mark.parametrize("name", _FOR_CLASSES)
+def test_one_class_per_sample_is_not_a_class_target(name):
+    X, _ = _data()
+    with pytest.raises(InvalidInputError, match=r"40 classes among 40 samples.*'multiclass'"):
+        _ranker(name).fit(X, np.arange(40))  # a quantity: numeric, never repeated
+    ids = np.array([f"patient-{i}" for i in range(40)])
+    with pytest.raises(InvalidInputError, match="not an identifier"):
+        _ranker(name).fit(X, ids)
+    # a few lonely classes among repeated ones stay a class target (with a warning)
+    y = np.r_[np.repeat([0, 1], 18), [2, 3, 4, 5]]
+    with pytest.warns(rankers.exceptions.FewSamplesWarning, match="fewer than 5 samples"):
+        _ranker(name).fit(X, y)
+
+
+def test_both_kinds_ranker_reads_a_numeric_identifier_as_a_quantity():
+    X, _ = _data()
+    est = _ranker("random_forest").fit(X, np.arange(40) * 1000)
+    assert est.task_ == "regression"
+    assert _ranker("random_forest").fit(X, np.repeat([3, 7], 20)).task_ == "classification"
+
+
+@pytest.mark.parametrize("name", _FOR_QUANTITIES)
+def test_class_labels_are_refused_by_regression_rankers(name):
+    X, y = _data()
+    labels = np.where(y == 1, "sick", "healthy")
+    with pytest.raises(InvalidInputError) as info:
+        _ranker(name).fit(X, labels)
+    msg = str(info.value)
+    assert "must be numeric" in msg and "type_of_target: 'binary'" in msg
+    assert f"Registered rankers for class labels: {_registered('classification', 'both')}" in msg
+    _ranker(name).fit(X, y)  # numbers are quantities, 0/1 included
+
+
+@pytest.mark.parametrize("name", _SUPERVISED)
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        (lambda y: np.column_stack([y, y + 0.5]), "continuous-multioutput"),
+        (lambda y: np.column_stack([y, 1 - y, y]).astype(int), "multilabel-indicator"),
+        (lambda y: pd.DataFrame({"a": y, "b": y + 0.5}), "continuous-multioutput"),
+    ],
+)
+def test_multi_output_target_is_refused_with_its_kind(name, make, kind):
+    X, y = _data()
+    with pytest.raises(InvalidInputError, match=f"type_of_target: '{kind}'.*one target column"):
+        _ranker(name).fit(X, make(y))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_few_samples_warn(name):
+    X, y = _data(m=8)
+    with pytest.warns(rankers.exceptions.FewSamplesWarning, match="only 8 samples"):
+        _ranker(name).fit(X, y)
+    X, y = _data(m=40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rankers.exceptions.FewSamplesWarning)
+        _ranker(name).fit(X, y)
+
+
+@pytest.mark.parametrize("name", [n for n in _SUPERVISED if _KIND[n] != "regression"])
+def test_a_tiny_class_warns_naming_it(name):
+    X, _ = _data()
+    y = np.array(["common"] * 37 + ["rare"] * 3)
+    with pytest.warns(rankers.exceptions.FewSamplesWarning, match=r"'rare' \(3\)"):
+        _ranker(name).fit(X, y)
+
+
+# quadratic steps: (parameters, a shape whose n² step needs far more than 20 MB, the
+# parameter the error must name)
+_QUADRATIC = {
+    "frane": ({}, (100, 2000), "thresholds='linear_median'"),
+    "distance_rank": ({}, (1500, 5), "max_samples"),
+    "spec": ({"style": 3}, (1500, 5), "affinity='knn'"),
+    "mo_weighting": ({"objectives": ("C4",), "max_pairs": None}, (1500, 5), "max_pairs"),
+}
+
+
+@pytest.mark.parametrize("name", list(_QUADRATIC))
+def test_quadratic_step_stops_before_allocating_with_our_error(name, monkeypatch):
+    params, (m, n), option = _QUADRATIC[name]
+    X = np.random.default_rng(0).normal(size=(m, n))
+    monkeypatch.setenv("MOWEIGHTS_MAX_MEMORY", "20M")
+    expected = r"needs about [\d.]+ [MG]B of memory, but only 20 MB is available"
+    with pytest.raises(rankers.exceptions.NotEnoughMemoryError, match=expected) as info:
+        _ranker(name).set_params(**params).fit(X)
+    assert isinstance(info.value, MemoryError)
+    assert option in str(info.value)
+    assert info.value.needed > 20e6
+
+
+@pytest.mark.parametrize("name", list(_QUADRATIC))
+def test_quadratic_step_below_the_cap_runs_unchanged(name, monkeypatch):
+    params = _QUADRATIC[name][0]
+    X, y = _data()
+    free = _ranker(name).set_params(**params).fit(X, y).scores_
+    monkeypatch.setenv("MOWEIGHTS_MAX_MEMORY", "20M")
+    capped = _ranker(name).set_params(**params).fit(X, y).scores_
+    np.testing.assert_array_equal(capped, free)

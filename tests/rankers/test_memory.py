@@ -1,0 +1,231 @@
+"""Memory before it is spent: the estimate, what the machine has, and the refusal."""
+
+from __future__ import annotations
+
+import pickle
+import tracemalloc
+import warnings
+
+import numpy as np
+import pytest
+
+import rankers
+from moweights.weighting import MOWeighting
+from moweights.weighting.criteria import peak_bytes as weighting_bytes
+from rankers import memory
+from rankers.exceptions import InvalidParameterError, MoweightsError, NotEnoughMemoryError
+from rankers.memory import MAX_MEMORY_ENV, available_memory, check_memory, parse_bytes
+from rankers.unsupervised.distance_rank import _peak_bytes as distance_rank_bytes
+from rankers.unsupervised.frane import _peak_bytes as frane_bytes
+from rankers.unsupervised.spec import _dense_peak_bytes as spec_bytes
+
+
+# ---------------------------------------------------------------- sizes and the override
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1000", 1000),
+        ("512M", 512 * 10**6),
+        ("512mb", 512 * 10**6),
+        ("2.5GiB", int(2.5 * 2**30)),
+        (" 16 G ", 16 * 10**9),
+        ("1k", 1000),
+        ("3KiB", 3 * 1024),
+        (4096, 4096),
+    ],
+)
+def test_parse_bytes(text, expected):
+    assert parse_bytes(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "lots", "-5", "12 parsecs", "1e9", -1])
+def test_parse_bytes_refuses_what_is_not_a_size(text):
+    with pytest.raises(InvalidParameterError, match=r"memory size|>= 0"):
+        parse_bytes(text)
+
+
+def test_environment_variable_overrides_the_machine(monkeypatch):
+    monkeypatch.setenv(MAX_MEMORY_ENV, "64M")
+    assert available_memory() == (64 * 10**6, f"{MAX_MEMORY_ENV}=64M")
+    monkeypatch.setenv(MAX_MEMORY_ENV, "plenty")
+    with pytest.raises(InvalidParameterError, match=MAX_MEMORY_ENV):
+        available_memory()
+
+
+# ---------------------------------------------------------------- what the machine has
+def _fake_machine(monkeypatch, tmp_path, meminfo=None, cgroup=None, files=None):
+    monkeypatch.delenv(MAX_MEMORY_ENV, raising=False)
+    monkeypatch.setattr(memory.sys, "platform", "linux")
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    if meminfo is not None:
+        (proc / "meminfo").write_text(meminfo)
+    if cgroup is not None:
+        (proc / "cgroup").write_text(cgroup)
+    root = tmp_path / "cgroup"
+    for rel, text in (files or {}).items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    monkeypatch.setattr(memory, "_MEMINFO", proc / "meminfo")
+    monkeypatch.setattr(memory, "_PROC_CGROUP", proc / "cgroup")
+    monkeypatch.setattr(memory, "_CGROUP_ROOT", root)
+
+
+MEMINFO = "MemTotal:       24683656 kB\nMemFree: 1 kB\nMemAvailable:   8000000 kB\n"
+
+
+def test_meminfo_available(monkeypatch, tmp_path):
+    _fake_machine(monkeypatch, tmp_path, meminfo=MEMINFO, cgroup="0::/\n")
+    assert available_memory() == (8000000 * 1024, "MemAvailable in /proc/meminfo")
+
+
+def test_cgroup_v2_limit_minus_working_set(monkeypatch, tmp_path):
+    files = {
+        "job/memory.max": str(2 * 10**9),
+        "job/memory.current": str(10**9),
+        "job/memory.stat": "anon 600000000\ninactive_file 400000000\n",
+        "memory.max": "max",
+    }
+    _fake_machine(monkeypatch, tmp_path, MEMINFO, "0::/job\n", files)
+    n_bytes, source = available_memory()
+    assert n_bytes == 2 * 10**9 - (10**9 - 4 * 10**8)
+    assert "cgroup" in source
+
+
+def test_cgroup_v1_tightest_level_counts(monkeypatch, tmp_path):
+    unlimited = "9223372036854771712"
+    files = {
+        "memory/a/b/memory.limit_in_bytes": unlimited,
+        "memory/a/b/memory.usage_in_bytes": "100",
+        "memory/a/memory.limit_in_bytes": str(3 * 10**9),
+        "memory/a/memory.usage_in_bytes": str(10**9),
+        "memory/memory.limit_in_bytes": unlimited,
+    }
+    cgroup = "4:memory:/a/b\n3:cpu:/elsewhere\n0::/\n"
+    _fake_machine(monkeypatch, tmp_path, MEMINFO, cgroup, files)
+    assert available_memory()[0] == 2 * 10**9
+
+
+def test_cgroup_larger_than_the_machine_does_not_count(monkeypatch, tmp_path):
+    files = {"memory.max": str(10**12), "memory.current": "0"}
+    _fake_machine(monkeypatch, tmp_path, MEMINFO, "0::/\n", files)
+    assert available_memory()[0] == 8000000 * 1024
+
+
+def test_unknown_machine_refuses_nothing(monkeypatch, tmp_path):
+    _fake_machine(monkeypatch, tmp_path)  # no /proc files at all (e.g. macOS)
+    assert available_memory() == (None, "MemAvailable in /proc/meminfo")
+    check_memory(10**15, "a petabyte step", "none")
+
+
+def test_check_memory_error(monkeypatch):
+    monkeypatch.setenv(MAX_MEMORY_ENV, "1G")
+    check_memory(10**9, "a step that just fits", "none")
+    with pytest.raises(NotEnoughMemoryError) as info:
+        check_memory(2.5e9, "the big step", "set max_size")
+    err = info.value
+    assert isinstance(err, MemoryError) and isinstance(err, MoweightsError)
+    assert (err.needed, err.available, err.what) == (2_500_000_000, 10**9, "the big step")
+    msg = str(err)
+    for part in ["the big step needs about 2.5 GB", "1 GB is available", "set max_size"]:
+        assert part in msg
+    assert MAX_MEMORY_ENV in msg
+    # a run in a process pool sends it back whole
+    back = pickle.loads(pickle.dumps(err))
+    assert (type(back), str(back), back.needed, back.what) == (type(err), msg, err.needed, err.what)
+
+
+# ---------------------------------------------------------------- the estimates are honest
+def _traced_peak(fn) -> int:
+    tracemalloc.start()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def _frane_case():
+    X = np.random.default_rng(0).normal(size=(60, 700))
+    est = rankers.get("frane", n_thresholds=20)
+    return lambda: est.fit(X), frane_bytes(60, 700, "abs_correlation", 700 * 699 / 2)
+
+
+def _frane_median_case():
+    X = np.random.default_rng(0).normal(size=(60, 700))
+    est = rankers.get("frane", n_thresholds=20, thresholds="linear_median")
+    return lambda: est.fit(X), frane_bytes(60, 700, "abs_correlation", 700 * 699 / 4)
+
+
+def _distance_rank_case():
+    X = np.random.default_rng(0).integers(0, 4, size=(800, 6)).astype(float)
+    est = rankers.get("distance_rank")
+    return lambda: est.fit(X), distance_rank_bytes(800, 6, 800 * 799 // 2, 1, 1)
+
+
+def _spec_case():
+    X = np.random.default_rng(0).normal(size=(900, 6))
+    est = rankers.get("spec", style=3, random_state=0)
+    return lambda: est.fit(X), spec_bytes(900, 6)
+
+
+def _weighting_case():
+    X = np.random.default_rng(0).normal(size=(200, 8))
+    y = np.repeat([0, 1], 100)
+    est = MOWeighting(objectives=("C1", "C4"), max_pairs=None, pop_size=40, n_gen=2)
+    est.set_params(random_state=0)
+    return lambda: est.fit(X, y), weighting_bytes(200, 8, ("C1", "C4"), None, 40)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [_frane_case, _frane_median_case, _distance_rank_case, _spec_case, _weighting_case],
+)
+def test_estimate_is_within_a_factor_1_5_of_the_traced_peak(case):
+    # tracemalloc sees NumPy's allocations (the n² arrays); benchmarks/bench_memory.py
+    # checks the same at larger sizes, and the max RSS agrees with it
+    fit, estimate = case()
+    peak = _traced_peak(fit)
+    assert 1 / 1.5 <= estimate / peak <= 1.5, (estimate, peak)
+
+
+# ---------------------------------------------------------------- refused before allocating
+def test_frane_is_refused_before_it_allocates(monkeypatch):
+    X = np.random.default_rng(0).normal(size=(100, 2000))
+    monkeypatch.setenv(MAX_MEMORY_ENV, "50M")
+    est = rankers.get("frane")
+    tracemalloc.start()
+    try:
+        with pytest.raises(NotEnoughMemoryError, match=r"needs about 2\d\d MB") as info:
+            est.fit(X)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "2e+06 feature pairs" in str(info.value)
+    assert "thresholds='linear_median'" in str(info.value)
+    # nothing quadratic was allocated before the refusal: at most copies of the data
+    assert peak < 3 * X.nbytes
+    assert peak < info.value.needed / 40
+
+
+def test_frane_checks_the_graphs_it_will_build(monkeypatch):
+    # linear_mean's first estimate guesses that half of the pairs become edges; here a
+    # few unrelated features pull the mean dissimilarity up so ~70% do. Once the
+    # thresholds are known, the exact count is checked before the edges are built.
+    rng = np.random.default_rng(0)
+    hub = rng.normal(size=(100, 1))
+    X = np.hstack([hub + 0.3 * rng.normal(size=(100, 500)), rng.normal(size=(100, 100))])
+    d = 1.0 - np.abs(np.corrcoef(X.T)[np.triu_indices(600, 1)])
+    edges = np.count_nonzero((d < d.max()) & (d <= d.mean()))
+    pairs = d.size
+    first = frane_bytes(100, 600, "abs_correlation", pairs / 2)
+    exact = frane_bytes(100, 600, "abs_correlation", edges)
+    assert exact > 1.2 * first
+    monkeypatch.setenv(MAX_MEMORY_ENV, str(int((first + exact) / 2)))
+    with pytest.raises(NotEnoughMemoryError, match="FRANe's feature graphs over 600 features"):
+        rankers.get("frane", thresholds="linear_mean").fit(X)
+    monkeypatch.setenv(MAX_MEMORY_ENV, str(int(exact * 1.01)))
+    rankers.get("frane", thresholds="linear_mean").fit(X)
