@@ -212,6 +212,8 @@ def nontrivial_eigenvectors(W, n_components: int, random_state):
 def _component_space(W, sqrt_d: np.ndarray, u0: np.ndarray) -> np.ndarray:
     """Canonical orthonormal basis of the eigenvalue-1 eigenspace of ``N`` minus ``u0``."""
     m = W.shape[0]
+    if not sp.issparse(W) and np.count_nonzero(W) >= m * (m - 1):
+        return np.zeros((m, 0))  # a dense kernel with every weight positive: connected
     _, labels = connected_components(sp.csr_matrix(W) != 0, directed=False)
     live = np.unique(labels[sqrt_d > 0])  # a sample of degree 0 spans nothing
     if live.size < 2:
@@ -233,7 +235,8 @@ def _top_eigenpairs(N, deflate: np.ndarray, count: int, random_state):
     if m <= 4 * (count + deflate.shape[1] + 1):
         # a handful of samples: the dense solver is cheaper than ARPACK's set-up
         dense = N.toarray() if sp.issparse(N) else np.array(N)
-        dense -= 2.0 * (deflate @ deflate.T)
+        for q in deflate.T:  # dense -= 2 q qᵀ in place (BLAS rank-one update, no m x m temp)
+            sla.blas.dger(-2.0, q, q, a=dense.T, overwrite_a=True)
         mu, U = sla.eigh(dense, subset_by_index=(m - count, m - 1))
     else:
 
