@@ -120,14 +120,20 @@ def peer_aligned(method: str, X: np.ndarray, k: int, ours) -> np.ndarray:
         import sklearn.cluster
         from skfeature.function.sparse_learning_based.NDFS import ndfs
 
+        from rankers.kmeans import kmeans_labels
+
         original = sklearn.cluster.KMeans
 
-        class SeededKMeans(original):  # the peer's k-means is unseeded; ours uses seed 0
-            def __init__(self, **kw):
-                kw["random_state"] = 0
-                super().__init__(**kw)
+        class OurKMeans:  # the same start as ours (random_state=0); the peer's is unseeded
+            def __init__(self, n_clusters, **kw):
+                self.n_clusters = n_clusters
 
-        sklearn.cluster.KMeans = SeededKMeans
+            def fit(self, Z):
+                self.labels_ = kmeans_labels(Z, self.n_clusters, np.random.RandomState(0))
+                return self
+
+        # (passing F0 instead fails in skfeature-chappers 1.2.1: n_clusters is then unset)
+        sklearn.cluster.KMeans = OurKMeans
         try:
             W = ndfs(X.copy(), W=_FixedLaplacianW(_peer_graph(X)), n_clusters=k, mode="raw")
         finally:
