@@ -10,6 +10,7 @@ from sklearn.neighbors import NearestNeighbors
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from rankers.base import BaseRanker
+from rankers.validation import check_n_jobs
 
 __all__ = ["CompactnessRanker"]
 
@@ -145,7 +146,7 @@ class CompactnessRanker(BaseRanker):
         k = min(int(self.n_neighbors), m - 1)
         self.n_neighbors_ = k
         # kneighbors() without X leaves each sample out of its own neighbour list
-        nbrs = NearestNeighbors(n_neighbors=k, n_jobs=self.n_jobs).fit(X)
+        nbrs = NearestNeighbors(n_neighbors=k, n_jobs=check_n_jobs(self.n_jobs)).fit(X)
         cols = nbrs.kneighbors(return_distance=False).ravel()
         rows = np.repeat(np.arange(m), k)
         num = np.empty(n)
