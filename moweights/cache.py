@@ -461,6 +461,10 @@ class StepCache:
         header = {"format": FORMAT, "version": VERSION, "key": key, "what": what, "value": node}
         buffer = io.BytesIO()
         np.savez(buffer, **{_HEADER: np.array(json.dumps(header))}, **arrays)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, buffer.getvalue())
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, buffer.getvalue())
+        except OSError as exc:  # a cache that cannot be written costs a resume, not the run
+            warnings.warn(f"{what} is not cached: {exc}", CacheWarning, stacklevel=3)
+            return False
         return True

@@ -222,6 +222,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("\ninterrupted", file=sys.stderr)
             return EXIT_INTERRUPTED
+        except OSError as exc:  # the file system refused: disk full, a file deleted meanwhile
+            where = f" ({exc.filename})" if exc.filename else ""
+            print(f"error: {exc.strerror or exc}{where}", file=sys.stderr)
+            return EXIT_FAILED
         except Exception as exc:  # a defect of ours: still one line, the traceback on -v
             if verbosity >= 2:
                 traceback.print_exc()
@@ -339,11 +343,25 @@ def _init(args, verbosity: int) -> int:
     path = Path(args.path)
     if path.exists() and not args.force:
         raise _UsageError(f"{path} exists; pass --force to overwrite it")
-    path.write_text(example_config(), encoding="utf-8")
+    _write(path, example_config())
     load_config(path)  # what we write must be valid
     if verbosity:
         print(f"wrote {path}; run it with: moweights run {path}")
     return EXIT_OK
+
+
+def _write(path: Path, text: str) -> None:
+    """Write a file the user named; a path that cannot take it is bad usage (exit 2)."""
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise _UsageError(f"cannot write {path}: {parent} is a file, not a folder")
+            break
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise _UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _report(args, verbosity: int) -> int:
@@ -377,8 +395,7 @@ def _schema(args, verbosity: int) -> int:
         text = json.dumps(json_schema(ranker_params_schemas()), indent=2, ensure_ascii=False)
         text += "\n"
     if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output).write_text(text, encoding="utf-8")
+        _write(Path(args.output), text)
         if verbosity:
             print(f"wrote {args.output}")
     else:

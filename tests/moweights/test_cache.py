@@ -331,3 +331,12 @@ def test_a_load_checks_the_header_and_every_array(tmp_path):
         z.writestr("x.txt", "hello")
     with pytest.raises(ValueError, match="header"):
         cache.load(cache.path(key), key)
+
+
+def test_a_cache_folder_that_cannot_be_written_costs_only_the_resume(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / ".cache").write_text("a file where the cache folder goes")
+    raw = {**RAW, "evaluation": {"enabled": False}}
+    result, messages = _run(raw, tmp_path / "out")
+    assert result.status == "complete"
+    assert any("is not cached" in m for m in messages)

@@ -266,3 +266,29 @@ def test_an_unexpected_error_is_one_line_too(iris, capsys, monkeypatch):
     ]
     assert main(["run", str(iris), "-v"]) == 1
     assert "Traceback" in capsys.readouterr().err  # asked for
+
+
+def test_files_the_user_names_for_writing(tmp_path, capsys):
+    (tmp_path / "taken").write_text("a file")
+    for args in (["init", str(tmp_path / "taken" / "x.toml")],
+                 ["schema", "-o", str(tmp_path / "taken" / "x.json")]):  # fmt: skip
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert err.strip().splitlines() == [
+            f"error: cannot write {args[-1]}: {tmp_path / 'taken'} is a file, not a folder"
+        ]
+    proc = _command("init", "taken/x.toml", cwd=tmp_path)
+    _assert_one_line(proc, "taken is a file")
+
+
+def test_a_refusing_file_system_is_one_line(iris, capsys, monkeypatch):
+    import moweights.pipeline
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device", "results/scores.csv")
+
+    monkeypatch.setattr(moweights.pipeline, "run", full)
+    assert main(["run", str(iris), "-q"]) == 1
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "error: No space left on device (results/scores.csv)"
+    ]
