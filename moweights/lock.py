@@ -67,7 +67,7 @@ def _alive(owner: dict) -> bool:
     if owner["host"] != socket.gethostname():
         return True
     pid = owner["pid"]
-    if pid == os.getpid():
+    if pid == os.getpid() or os.name == "nt":  # Windows: signal 0 is CTRL_C_EVENT there
         return True
     try:
         os.kill(pid, 0)
