@@ -23,7 +23,7 @@ from sklearn.metrics import normalized_mutual_info_score
 from aggregation.ranking import Ranking
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 from rankers.kmeans import kmeans_labels
-from rankers.validation import check_X, default_feature_names
+from rankers.validation import check_n_jobs, check_X, default_feature_names
 
 __all__ = [
     "METRICS",
@@ -347,7 +347,7 @@ def cluster_scores(
         for r in range(n_restarts)
     ]
     # threads: k-means spends its time in compiled code that releases the GIL
-    results = Parallel(n_jobs=n_jobs, prefer="threads")(jobs)
+    results = Parallel(n_jobs=check_n_jobs(n_jobs), prefer="threads")(jobs)
     rows = [
         {"k_features": k, "restart": r, "evaluation": ev, "metric": metric, "value": value}
         for (k, r), res in zip(

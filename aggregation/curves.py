@@ -21,7 +21,7 @@ import rankers
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 from rankers.neighbors import nearest_neighbors
 from rankers.ties import TIE_RTOL
-from rankers.validation import check_X, default_feature_names
+from rankers.validation import check_n_jobs, check_X, default_feature_names
 
 __all__ = ["METRICS", "geometric_grid", "topk_curve"]
 
@@ -280,7 +280,7 @@ def topk_curve(
         )
         for i, (tr, te) in enumerate(splits)
     )
-    errors = np.array(Parallel(n_jobs=n_jobs)(jobs))  # (cv, len(ks))
+    errors = np.array(Parallel(n_jobs=check_n_jobs(n_jobs))(jobs))  # (cv, len(ks))
     if return_folds:
         folds, kk = np.meshgrid(np.arange(cv), ks, indexing="ij")
         return pd.DataFrame(

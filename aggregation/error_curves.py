@@ -34,7 +34,7 @@ from sklearn.svm import SVC
 from aggregation.curves import _check_ks, _entropy, _fixed_order, geometric_grid
 from aggregation.ranking import GenericRanking, Ranking
 from rankers.exceptions import InvalidInputError, InvalidParameterError
-from rankers.validation import check_X, check_y, default_feature_names
+from rankers.validation import check_n_jobs, check_X, check_y, default_feature_names
 
 __all__ = [
     "WEIGHTINGS",
@@ -216,7 +216,7 @@ def _evaluate(setup: _Setup, orders: list[np.ndarray], n_jobs) -> tuple[np.ndarr
         )
         for key in keys
     )
-    scores = np.array(Parallel(n_jobs=n_jobs)(jobs))  # (n_unique, n_folds)
+    scores = np.array(Parallel(n_jobs=check_n_jobs(n_jobs))(jobs))  # (n_unique, n_folds)
     return scores[where[0]], scores[where[1]]
 
 

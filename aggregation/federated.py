@@ -55,6 +55,7 @@ from aggregation._sites import (
 from aggregation.compare import pairwise
 from aggregation.ranking import GenericRanking, Ranking, _fmt
 from rankers.exceptions import InvalidInputError, InvalidParameterError
+from rankers.validation import check_n_jobs
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -437,7 +438,7 @@ def rank_sites(
         delayed(_site_job)(s, d, proto, None, target, seed, on_error)
         for (s, d), seed in zip(sources.items(), seeds, strict=True)
     )
-    outcomes = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
+    outcomes = Parallel(n_jobs=check_n_jobs(n_jobs), return_as="generator")(jobs)
     if verbose:
         from tqdm.auto import tqdm
 

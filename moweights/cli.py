@@ -1,53 +1,84 @@
 """The ``moweights`` command: run, validate, rankers, init, report, schema.
 
 Exit codes: 0 success, 1 a run failed (or a report could not be drawn), 2 bad usage or
-a bad config file, 130 interrupted by Ctrl-C (the output folder is left valid and says
-it is partial).
+bad input (a config file, a data file or an output folder that cannot be used, a folder
+another run is writing), 130 interrupted by Ctrl-C (the output folder is left valid and
+says it is partial), 141 the output pipe was closed early (``moweights rankers | head``;
+the shell's code for SIGPIPE).
+
+Errors are one line on stderr (``error: ...``; a config's problems one per line), never
+a traceback; ``-v`` adds the traceback of an unexpected error.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
+import os
 import sys
+import traceback
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from rankers.exceptions import ConfigError, MoweightsError
+from rankers.exceptions import (
+    ConfigError,
+    DataFileError,
+    MoweightsError,
+    OutputFolderError,
+    RunLockedError,
+)
 
 __all__ = ["main"]
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_PIPE = 0, 1, 2, 130, 141
 
-_EPILOG = """exit codes: 0 ok, 1 the run failed, 2 bad usage or config, 130 interrupted (Ctrl-C;
-the output folder stays valid and is marked partial). Docs: README.md, docs/config.md."""
+_EPILOG = """exit codes: 0 ok, 1 the run failed, 2 bad usage or input (config, data file, output
+folder, a folder in use by another run), 130 interrupted (Ctrl-C; the output folder stays
+valid and is marked partial). Docs: README.md, docs/config.md."""
 
 
 class _UsageError(Exception):
     """Bad command-line usage (exit code 2)."""
 
 
-def _common() -> argparse.ArgumentParser:
+#: errors in what the user gave us, found before any result was computed: exit code 2
+_INPUT_ERRORS = (ConfigError, DataFileError, OutputFolderError, RunLockedError, _UsageError)
+
+
+def _common(*, top: bool) -> argparse.ArgumentParser:
+    """-q / -v, accepted before the command and after it.
+
+    The subcommands' copies default to SUPPRESS: with a default of False they would
+    overwrite a ``-q`` given before the command (``moweights -q run``).
+    """
+    default = False if top else argparse.SUPPRESS
     common = argparse.ArgumentParser(add_help=False)
     group = common.add_mutually_exclusive_group()
     group.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress, summary or warnings"
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=default,
+        help="no progress, summary or warnings",
     )
-    group.add_argument("-v", "--verbose", action="store_true", help="also log every step")
+    group.add_argument(
+        "-v", "--verbose", action="store_true", default=default, help="also log every step"
+    )
     return common
 
 
 def _parser() -> argparse.ArgumentParser:
     from moweights import __version__
 
-    common = _common()
+    common = _common(top=False)
     parser = argparse.ArgumentParser(
         prog="moweights",
         description="Feature ranking: run rankers, aggregate and evaluate them from a config.",
         epilog=_EPILOG,
-        parents=[common],
+        parents=[_common(top=True)],
     )
     parser.add_argument("--version", action="version", version=f"moweights {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -152,13 +183,25 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"warning: {message}", file=sys.stderr)
 
 
+def _error_text(exc: BaseException) -> str:
+    """An error as ``error: ...``: one line, but a config's several problems one per line."""
+    if isinstance(exc, ConfigError) and len(exc.problems) > 1:
+        return f"error: {exc}"
+    text = exc.problems[0] if isinstance(exc, ConfigError) else str(exc)
+    return "error: " + (" ".join(text.split()) or type(exc).__name__)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``moweights`` console script; returns the exit code."""
     parser = _parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error (argparse says why)
-        return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
+        code = int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
+        return _flush(code)
+    if args.quiet and args.verbose:  # one before the command, the other after it
+        print("error: -q and -v exclude each other", file=sys.stderr)
+        return EXIT_USAGE
     verbosity = 0 if args.quiet else (2 if args.verbose else 1)
     _setup_logging(verbosity)
     with warnings.catch_warnings():
@@ -167,12 +210,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             warnings.showwarning = _show_warning
         try:
-            return _COMMANDS[args.command](args, verbosity)
-        except ConfigError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        except _UsageError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            return _flush(_COMMANDS[args.command](args, verbosity))
+        except BrokenPipeError:
+            return _pipe_closed()
+        except _INPUT_ERRORS as exc:
+            print(_error_text(exc), file=sys.stderr)
             return EXIT_USAGE
         except MoweightsError as exc:
             print(f"error: {exc}", file=sys.stderr)
@@ -180,6 +222,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("\ninterrupted", file=sys.stderr)
             return EXIT_INTERRUPTED
+        except OSError as exc:  # the file system refused: disk full, a file deleted meanwhile
+            where = f" ({exc.filename})" if exc.filename else ""
+            print(f"error: {exc.strerror or exc}{where}", file=sys.stderr)
+            return EXIT_FAILED
+        except Exception as exc:  # a defect of ours: still one line, the traceback on -v
+            if verbosity >= 2:
+                traceback.print_exc()
+            print(
+                f"error: unexpected {type(exc).__name__}: {' '.join(str(exc).split())} "
+                "(run with -v for the traceback, and please report it)",
+                file=sys.stderr,
+            )
+            return EXIT_FAILED
+
+
+def _flush(code: int) -> int:
+    """Flush stdout inside main, so that a closed pipe is handled here, not at exit."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _pipe_closed()
+    return code
+
+
+def _pipe_closed() -> int:
+    """The reader of our output went away (``| head``): stop quietly.
+
+    stdout is pointed at /dev/null so that the interpreter's last flush at exit does not
+    fail again ("Exception ignored ... BrokenPipeError"), as Python's documentation of
+    SIGPIPE recommends (library/signal.html, "Note on SIGPIPE").
+    """
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return EXIT_PIPE
 
 
 def _load(args, extra: Sequence[str] = ()):
@@ -216,6 +293,8 @@ def _run(args, verbosity: int) -> int:
             f"\ninterrupted: partial results in {out}/ (manifest.json lists them)", file=sys.stderr
         )
         return EXIT_INTERRUPTED
+    except _INPUT_ERRORS:
+        raise  # one line and exit code 2, from main
     except MoweightsError as exc:
         print(f"error: {exc}\n(what finished is in {out}/)", file=sys.stderr)
         return EXIT_FAILED
@@ -264,14 +343,29 @@ def _init(args, verbosity: int) -> int:
     path = Path(args.path)
     if path.exists() and not args.force:
         raise _UsageError(f"{path} exists; pass --force to overwrite it")
-    path.write_text(example_config(), encoding="utf-8")
+    _write(path, example_config())
     load_config(path)  # what we write must be valid
     if verbosity:
         print(f"wrote {path}; run it with: moweights run {path}")
     return EXIT_OK
 
 
+def _write(path: Path, text: str) -> None:
+    """Write a file the user named; a path that cannot take it is bad usage (exit 2)."""
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise _UsageError(f"cannot write {path}: {parent} is a file, not a folder")
+            break
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise _UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 def _report(args, verbosity: int) -> int:
+    from moweights.lock import RunLock
     from moweights.render import render
     from moweights.report import summary_text
 
@@ -279,7 +373,10 @@ def _report(args, verbosity: int) -> int:
     if not (folder / "summary.json").is_file():
         raise _UsageError(f"{folder} is not a run folder (it has no summary.json)")
     try:
-        written = render(folder, plots=not args.no_plots)
+        with RunLock(folder):  # not while a run writes the folder
+            written = render(folder, plots=not args.no_plots)
+    except MoweightsError:
+        raise
     except (OSError, ValueError, KeyError) as exc:
         print(f"error: cannot render {folder}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -298,8 +395,7 @@ def _schema(args, verbosity: int) -> int:
         text = json.dumps(json_schema(ranker_params_schemas()), indent=2, ensure_ascii=False)
         text += "\n"
     if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output).write_text(text, encoding="utf-8")
+        _write(Path(args.output), text)
         if verbosity:
             print(f"wrote {args.output}")
     else:

@@ -183,16 +183,26 @@ def _plain(value: Any) -> Any:
 
 
 def _read(path: Path) -> dict:
+    kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
+    if path.is_dir():
+        raise ConfigError([f"{path}: is a folder, not a config file"], path=path)
     if not path.is_file():
         raise ConfigError([f"{path}: config file not found"], path=path)
     try:
         text = path.read_text(encoding="utf-8")
-        if path.suffix.lower() == ".json":
-            return json.loads(text)
-        return tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
-        raise ConfigError([f"{path}: not valid {kind}: {exc}"], path=path) from None
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        raise ConfigError([f"{path}: cannot read the config file: {why}"], path=path) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            [f"{path}: not a {kind} text file (undecodable byte at position {exc.start})"],
+            path=path,
+        ) from None
+    try:
+        return json.loads(text) if kind == "JSON" else tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        message = " ".join(str(exc).split())
+        raise ConfigError([f"{path}: not valid {kind}: {message}"], path=path) from None
 
 
 def load_config(path, overrides: Sequence[str] = ()) -> RunConfig:
@@ -302,6 +312,7 @@ def _check_data(p, data: dict, sites, base_dir: Path, given: dict) -> dict:
     elif sites is None and not source:
         p.add("[data]", "missing: give builtin = NAME or path = FILE (or [[sites]] blocks)")
     data["path"] = _resolve(p, "[data].path", data["path"], base_dir)
+    _check_columns(p, "[data]", data["path"], data, data["drop"])
     if data["builtin"] is not None:
         for key in ("target", "site_column"):
             if data[key] is not None:
@@ -313,6 +324,31 @@ def _check_data(p, data: dict, sites, base_dir: Path, given: dict) -> dict:
     if sites is not None and data["n_samples"] is not None:
         p.add("[data].n_samples", "applies to [data] builtin/path, not to [[sites]]")
     return data
+
+
+def _check_columns(p, where: str, path: Path | None, entry: dict, drop) -> None:
+    """The data file's header has the columns the config names (the data are not read)."""
+    if path is None or not path.is_file():
+        return
+    from moweights.datasets import read_columns
+
+    try:
+        columns = read_columns(path)
+    except MoweightsError as exc:
+        p.add(f"{where}.path", str(exc))
+        return
+    if path.suffix.lower() == ".mat":
+        return  # its target is its Y matrix; its columns are named x0, x1, ...
+    shown = ", ".join(map(repr, columns[:10])) + (", ..." if len(columns) > 10 else "")
+    for key in ("target", "site_column"):
+        name = entry.get(key)
+        if name is not None and name not in columns:
+            p.add(
+                f"{where}.{key}", f"column {name!r} is not in {path.name}; its columns are {shown}"
+            )
+    missing = [c for c in drop or () if c not in columns]
+    if missing:
+        p.add("[data].drop", f"columns {missing} are not in {path.name}; its columns are {shown}")
 
 
 def _check_sites(p, sites: list[dict], data: dict, base_dir: Path) -> list[dict]:
@@ -329,6 +365,7 @@ def _check_sites(p, sites: list[dict], data: dict, base_dir: Path) -> list[dict]
             p.add(f"{where}.target", "built-in data sets bring their own target")
         if site["path"] is not None and site["target"] is None:
             site["target"] = data["target"]  # [data].target is every site's default
+        _check_columns(p, where, site["path"], site, data["drop"])
         rows = site["rows"]
         if rows is not None and rows[0] >= rows[1]:
             p.add(f"{where}.rows", f"[start, stop) needs start < stop; got {rows}")

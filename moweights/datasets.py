@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from aggregation.ranking import Ranking
-from rankers.exceptions import InvalidInputError
+from rankers.exceptions import DataFileError, InvalidInputError
 
 __all__ = [
     "BUILTIN",
@@ -21,6 +21,7 @@ __all__ = [
     "make_error_curve_data",
     "make_weighting_benchmark",
     "noisy_rankings",
+    "read_columns",
     "split_sites",
     "subsample",
 ]
@@ -62,6 +63,75 @@ def load_builtin(name: str) -> tuple[pd.DataFrame, pd.Series]:
     return X, bunch.target.rename("target")
 
 
+def _kind(path: Path) -> str:
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".mat":
+        return "mat"
+    for kind, marks in (("parquet", (".parquet",)), ("tsv", (".tsv", ".tab")), ("csv", (".csv",))):
+        if any(s in marks for s in suffixes):
+            return kind
+    raise DataFileError(f"cannot read {path}: use .csv, .tsv (optionally .gz), .parquet or .mat")
+
+
+_WHAT = {
+    "csv": "a well-formed table",
+    "tsv": "a well-formed table",
+    "parquet": "a readable parquet file",
+    "mat": "a readable MATLAB .mat file",
+}
+
+
+def _why(exc: BaseException, kind: str) -> str:
+    """One line saying why a data file could not be read."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not a UTF-8 text file (undecodable byte at position {exc.start}); is it binary?"
+    if isinstance(exc, pd.errors.EmptyDataError):
+        return "the file is empty"
+    if isinstance(exc, ImportError) and kind == "parquet":
+        return "reading parquet needs pyarrow: pip install 'moweights[parquet]'"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    text = text if len(text) <= 200 else text[:197] + "..."
+    return f"not {_WHAT[kind]}: {text}"
+
+
+def read_columns(path) -> list[str]:
+    """The column names of a data file, from its header only (a config check reads these).
+
+    The first line of a csv/tsv file, a parquet file's schema (without the columns
+    pandas stores its index in), or for a ``.mat`` file ``x0``, ``x1``, ... from the shape
+    of its matrix ``X``: the data themselves are not read.
+
+    Raises
+    ------
+    DataFileError
+        When the file is missing, unreadable, or not in the format its name says.
+    """
+    path = Path(path)
+    kind = _kind(path)
+    try:
+        if kind == "mat":
+            from scipy.io import whosmat
+
+            shapes = {name: shape for name, shape, _ in whosmat(path)}
+            if "X" not in shapes or len(shapes["X"]) != 2:
+                raise DataFileError(f"cannot read {path}: it has no matrix named 'X'")
+            return [f"x{i}" for i in range(shapes["X"][1])]
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            schema = pq.read_schema(path)
+            index = (schema.pandas_metadata or {}).get("index_columns", [])
+            return [str(n) for n in schema.names if n not in index]
+        sep = "\t" if kind == "tsv" else ","
+        return [str(c) for c in pd.read_csv(path, sep=sep, nrows=0).columns]
+    except DataFileError:
+        raise
+    except Exception as exc:
+        raise DataFileError(f"cannot read {path}: {_why(exc, kind)}") from None
+
+
 def load_file(path, target: str | None = None) -> tuple[pd.DataFrame, pd.Series | None]:
     """Load a data table from csv / tsv (optionally gzipped), parquet or MATLAB .mat.
 
@@ -78,28 +148,34 @@ def load_file(path, target: str | None = None) -> tuple[pd.DataFrame, pd.Series 
     -------
     X : DataFrame
     y : Series or None
+
+    Raises
+    ------
+    DataFileError
+        A missing or unreadable file, or one that is not in its format (binary data in a
+        csv, ragged rows, a corrupt parquet or .mat file), or a target it lacks; the
+        message is one line naming the file.
     """
     path = Path(path)
     if not path.is_file():
-        raise InvalidInputError(f"data file not found: {path}")
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] == ".mat":
-        return _load_mat(path)
-    if ".parquet" in suffixes:
-        frame = pd.read_parquet(path)
-    elif ".tsv" in suffixes or ".tab" in suffixes:
-        frame = pd.read_csv(path, sep="\t")
-    elif ".csv" in suffixes:
-        frame = pd.read_csv(path)
-    else:
-        raise InvalidInputError(
-            f"cannot read {path.name}: use .csv, .tsv (optionally .gz), .parquet or .mat"
-        )
+        raise DataFileError(f"data file not found: {path}")
+    kind = _kind(path)
+    try:
+        if kind == "mat":
+            return _load_mat(path)
+        if kind == "parquet":
+            frame = pd.read_parquet(path)
+        else:
+            frame = pd.read_csv(path, sep="\t" if kind == "tsv" else ",")
+    except DataFileError:
+        raise
+    except Exception as exc:
+        raise DataFileError(f"cannot read {path}: {_why(exc, kind)}") from None
     frame.columns = [str(c) for c in frame.columns]
     if target is None:
         return frame, None
     if target not in frame.columns:
-        raise InvalidInputError(
+        raise DataFileError(
             f"target column {target!r} is not in {path.name}; its columns are "
             f"{', '.join(map(repr, list(frame.columns)[:10]))}"
         )
@@ -111,9 +187,11 @@ def _load_mat(path: Path) -> tuple[pd.DataFrame, pd.Series | None]:
 
     content = loadmat(path)
     if "X" not in content:
-        raise InvalidInputError(f"{path.name} has no matrix named 'X'")
+        raise DataFileError(f"cannot read {path}: it has no matrix named 'X'")
     X = content["X"]
     X = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
+    if X.ndim != 2 or X.dtype.kind not in "biuf":
+        raise DataFileError(f"cannot read {path}: its 'X' is not a numeric matrix")
     frame = pd.DataFrame(X.astype(np.float64), columns=[f"x{i}" for i in range(X.shape[1])])
     y = None
     if "Y" in content:

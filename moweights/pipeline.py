@@ -2,18 +2,19 @@
 
 Every finished step is written to the output folder at once (each file atomically, see
 :mod:`moweights.report`), so a run stopped by Ctrl-C leaves a valid, partial folder
-whose ``manifest.json`` and ``summary.json`` say so. Finished rankers and evaluations
-are cached in ``<output>/.cache`` under a hash of the data, the ranker's spec, the seed
-and the settings: re-running an unchanged config resumes instead of starting over.
+whose ``manifest.json`` and ``summary.json`` say so. One run at a time writes into a
+folder: a run holds the folder's lock (:mod:`moweights.lock`) from start to end.
+Finished rankers and evaluations are cached in ``<output>/.cache`` as data files
+(:mod:`moweights.cache`, never pickles) under a hash of the data, the ranker's spec, the
+seed, the settings and the code: re-running an unchanged config resumes instead of
+starting over.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import logging
-import pickle
 import time
 import warnings
 from collections.abc import Iterator
@@ -31,13 +32,14 @@ from aggregation import GenericRanking, Ranking, combine, compare, stats
 from aggregation.clustering import cluster_scores
 from aggregation.curves import geometric_grid, topk_curve
 from aggregation.error_curves import eca, expected_curve, ffa_rfa
+from moweights.cache import StepCache
 from moweights.config import RunConfig
 from moweights.datasets import load_dataset, load_file, split_sites, subsample
+from rankers.validation import check_n_jobs
 
 __all__ = ["RunResult", "load_data", "load_units", "run"]
 
 log = logging.getLogger("moweights")
-_VERSION = "1"  # bump when cached results change meaning
 
 
 @dataclass
@@ -171,38 +173,53 @@ def _fingerprint(X: pd.DataFrame, y) -> str:
     return h.hexdigest()
 
 
-# ------------------------------------------------------------------ cache
-class _Cache:
-    """Pickled results under ``folder``, keyed by a hash of what determines them."""
+# ------------------------------------------------------------------ cache checks
+# What a cached value must look like to stand for its step (the cache has checked its
+# format already): a foreign entry that decodes to well-formed data of another step, or
+# of other data, is recomputed like a damaged one.
+def _expect(condition: bool, what: str) -> None:
+    if not condition:
+        raise rankers.InvalidInputError(f"the cached value is not {what}")
 
-    def __init__(self, folder: Path | None, result: RunResult):
-        self.folder = folder
-        self.result = result
 
-    @staticmethod
-    def key(*parts: Any) -> str:
-        text = json.dumps([_VERSION, *parts], sort_keys=True, default=repr)
-        return hashlib.sha256(text.encode()).hexdigest()[:32]
+def _check_ranking(ranking, names) -> None:
+    _expect(isinstance(ranking, Ranking), "a ranking")
+    _expect(list(ranking.names) == [str(n) for n in names], "a ranking of the data's features")
 
-    def fetch(self, what: str, key: str, compute):
-        path = None if self.folder is None else self.folder / f"{key}.pkl"
-        if path is not None and path.is_file():
-            try:
-                value = pickle.loads(path.read_bytes())
-            except Exception:  # a damaged or stale entry is recomputed, never fatal
-                value = None
-            else:
-                self.result.cached.append(what)
-                log.info("%s: from the cache", what)
-                return value
-        value = compute()
-        self.result.computed.append(what)
-        if path is not None:
-            from moweights.report import atomic_write
 
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-        return value
+def _check_fit(names):
+    def check(value) -> None:
+        _expect(isinstance(value, tuple) and len(value) == 2, "(ranking, extras)")
+        ranking, extras = value
+        _check_ranking(ranking, names)
+        _expect(isinstance(extras, dict), "a dict of extras")
+        for name, frame in extras.items():
+            _expect(name in _EXTRAS.values() and isinstance(frame, pd.DataFrame), "an extra table")
+
+    return check
+
+
+def _check_sites(units):
+    def check(value) -> None:
+        from aggregation.federated import SiteRankings
+
+        _expect(isinstance(value, SiteRankings), "site rankings")
+        _expect(set(value.rankings) | set(value.failed) == set(units), "of the run's sites")
+        names = set(map(str, next(iter(units.values()))[0].columns))
+        for ranking in [*value.rankings.values(), *value.aggregated.values(), value.generic]:
+            _expect(isinstance(ranking, (Ranking, GenericRanking)), "rankings")
+            _expect(set(ranking.names) == names, "rankings of the data's features")
+        _expect(all(isinstance(f, pd.DataFrame) for f in value.similarity.values()), "tables")
+
+    return check
+
+
+def _check_table(*columns: str):
+    def check(value) -> None:
+        _expect(isinstance(value, pd.DataFrame) and len(value) > 0, "a table")
+        _expect(set(columns) <= set(value.columns), f"a table with columns {list(columns)}")
+
+    return check
 
 
 # ------------------------------------------------------------------ progress
@@ -268,15 +285,17 @@ def _needs_y(est) -> bool:
     return bool(needs()) if callable(needs) else bool(getattr(est, "requires_y", False))
 
 
-def _make_ranker(spec, config: RunConfig, *, main: bool, progress: _Progress | None = None):
+def _make_ranker(
+    spec, config: RunConfig, *, main: bool, progress: _Progress | None = None, n_jobs: int = 1
+):
     est = rankers.get(spec.name, **spec.params)
     given = est.get_params(deep=False)
     # the run's seed reaches every ranker that takes one, unless set per ranker; n_jobs
-    # only the main fit's (evaluations parallelise over folds instead)
+    # only the main fit's (evaluations parallelise over folds instead, one layer at a time)
     if "random_state" in given and "random_state" not in spec.params:
         est.set_params(random_state=config.random_state)
     if main and "n_jobs" in given and "n_jobs" not in spec.params:
-        est.set_params(n_jobs=config.n_jobs)
+        est.set_params(n_jobs=n_jobs)
     if "verbose" in given and "verbose" not in spec.params:
         est.set_params(verbose=int(main and progress is not None and _shows_bar(est, progress)))
     return est
@@ -293,19 +312,19 @@ def _shows_bar(est, progress: _Progress) -> bool:
     return progress.shown and "progress bar" in _param_docs(type(est)).get("verbose", "")
 
 
-def _fit_one(spec, config, X, y, progress):
-    est = _make_ranker(spec, config, main=True, progress=progress)
+#: fitted attributes kept beside a ranking (the NSGA-II weighting's): attribute -> name
+_EXTRAS = {"pareto_weights_": "weights", "pareto_objectives_": "objectives", "history_": "history"}
+
+
+def _fit_one(spec, config, X, y, progress, n_jobs):
+    est = _make_ranker(spec, config, main=True, progress=progress, n_jobs=n_jobs)
     if _needs_y(est) and y is None:
         raise rankers.InvalidInputError(
             f"ranker {spec.label!r} is supervised but the data has no target; set [data].target"
         )
     est.fit(X, y if _needs_y(est) else None)
     extras = {}
-    for attr, name in (
-        ("pareto_weights_", "weights"),
-        ("pareto_objectives_", "objectives"),
-        ("history_", "history"),
-    ):
+    for attr, name in _EXTRAS.items():
         if isinstance(getattr(est, attr, None), pd.DataFrame):
             extras[name] = getattr(est, attr)
     return Ranking.from_ranker(est, method=spec.label), extras
@@ -315,7 +334,7 @@ def _spec_key(spec) -> dict:
     return {"name": spec.name.strip().lower(), "params": spec.params}
 
 
-def _rank(config: RunConfig, result: RunResult, cache: _Cache, progress: _Progress, save) -> None:
+def _rank(config: RunConfig, result: RunResult, cache: StepCache, progress, save, n_jobs) -> None:
     seed = config.random_state
     bar = progress.bar(total=len(config.rankers), desc="rankers", unit="ranker")
     with bar:
@@ -323,18 +342,19 @@ def _rank(config: RunConfig, result: RunResult, cache: _Cache, progress: _Progre
             bar.set_postfix_str(spec.label)
             if config.is_site_run:
                 result.site_rankings[spec.label] = _rank_sites(
-                    config, spec, result, cache, progress
+                    config, spec, result, cache, progress, n_jobs
                 )
                 result.rankings[spec.label] = _named(
                     _site_mean(result.site_rankings[spec.label]), spec.label
                 )
             else:
                 X, y = result.X, result.y
-                key = cache.key("rank", _fingerprint(X, y), _spec_key(spec), seed)
+                key = cache.key("rank", _fingerprint(X, y), _spec_key(spec), seed, ranker=spec.name)
                 ranking, extras = cache.fetch(
                     f"ranker {spec.label}",
                     key,
-                    lambda s=spec, X=X, y=y: _fit_one(s, config, X, y, progress),
+                    lambda s=spec, X=X, y=y: _fit_one(s, config, X, y, progress, n_jobs),
+                    check=_check_fit(X.columns),
                 )
                 result.rankings[spec.label] = _named(ranking, spec.label)
                 if extras:
@@ -343,7 +363,7 @@ def _rank(config: RunConfig, result: RunResult, cache: _Cache, progress: _Progre
             bar.update(1)
 
 
-def _rank_sites(config, spec, result, cache, progress):
+def _rank_sites(config, spec, result, cache, progress, n_jobs):
     from aggregation.federated import rank_sites
 
     frames, target = {}, "__target__"
@@ -353,7 +373,9 @@ def _rank_sites(config, spec, result, cache, progress):
     methods = tuple(m for m in config.aggregation.methods)
     weights = config.aggregation.weights
     parts = [(n, _fingerprint(X, y)) for n, (X, y) in result.units.items()]
-    key = cache.key("sites", parts, _spec_key(spec), config.random_state, methods, weights)
+    key = cache.key(
+        "sites", parts, _spec_key(spec), config.random_state, methods, weights, ranker=spec.name
+    )
     est = _make_ranker(spec, config, main=False)
     if "random_state" in est.get_params(deep=False) and "random_state" not in spec.params:
         est.set_params(random_state=None)  # rank_sites spawns one seed per site
@@ -365,13 +387,15 @@ def _rank_sites(config, spec, result, cache, progress):
             target=target if has_y else None,
             aggregate=methods,
             weights=weights,
-            n_jobs=config.n_jobs,
+            n_jobs=n_jobs,
             random_state=config.random_state,
             on_error="report",
             verbose=int(progress.shown),
         )
 
-    sites = cache.fetch(f"ranker {spec.label} (sites)", key, compute)
+    sites = cache.fetch(
+        f"ranker {spec.label} (sites)", key, compute, check=_check_sites(result.units)
+    )
     for site, error in sites.failed.items():
         result.notes.append(f"ranker {spec.label}: site {site} failed: {error}")
     return sites
@@ -476,7 +500,9 @@ def _topk(config, result, cache, progress, save, n_jobs) -> None:
                 where = f"{label} @ {site}" if site_run else label
                 bar.set_postfix_str(where)
                 extra = {"n_random": tk.n_random} if spec is None else {}
-                key = cache.key("topk", fp, spec and _spec_key(spec), settings, extra)
+                key = cache.key(
+                    "topk", fp, spec and _spec_key(spec), settings, extra, ranker=spec and spec.name
+                )
 
                 def compute(spec=spec, X=X, y=y, where=where, extra=extra, settings=settings):
                     est = "random" if spec is None else _make_ranker(spec, config, main=False)
@@ -486,7 +512,8 @@ def _topk(config, result, cache, progress, save, n_jobs) -> None:
                             est, X, yy, n_jobs=n_jobs, return_folds=True, **settings, **extra
                         )
 
-                folds = cache.fetch(f"top-k {where}", key, compute).assign(ranker=label)
+                check = _check_table("k", "fold", "metric", "value")
+                folds = cache.fetch(f"top-k {where}", key, compute, check).assign(ranker=label)
                 frames.append(folds.assign(site=site) if site_run else folds)
                 result.curve_folds = pd.concat(frames, ignore_index=True)
                 result.curves = _summarise(result.curve_folds)
@@ -519,7 +546,8 @@ def _error_curves(config, result, cache, progress, save, n_jobs) -> None:
                 with progress.tasks("expected curve", None, unit="task"):
                     return expected_curve(X, y, n_random=ec.n_random, n_jobs=n_jobs, **common)
 
-            result.expected = cache.fetch("expected random curve", key, expected)
+            check = _check_table("i", "ffa", "rfa", "mean", "std")
+            result.expected = cache.fetch("expected random curve", key, expected, check)
             bar.update(1)
         for name, ranking in targets.items():
             bar.set_postfix_str(name)
@@ -529,7 +557,8 @@ def _error_curves(config, result, cache, progress, save, n_jobs) -> None:
                 with progress.tasks(f"{name}: FFA/RFA", None, unit="task"):
                     return ffa_rfa(ranking, X, y, n_jobs=n_jobs, **common)
 
-            curves[name] = cache.fetch(f"error curves {name}", key, compute)
+            check = _check_table("i", "ffa", "rfa")
+            curves[name] = cache.fetch(f"error curves {name}", key, compute, check)
             for w in ec.weighting:
                 other = "random" if "magnitude" not in w else result.expected
                 rows.append(
@@ -569,6 +598,7 @@ def _clustering(config, result, cache, progress, save, n_jobs) -> None:
                 f"clustering {name}",
                 key,
                 lambda order=order: cluster_scores(X, y, order, n_jobs=n_jobs, **settings),
+                check=_check_table("k_features", "evaluation", "metric", "mean", "std"),
             )
             frames.append(table.assign(ranking=name))
             both = pd.concat(frames, ignore_index=True)
@@ -645,13 +675,23 @@ def evaluate(config, result, cache, progress, save, n_jobs) -> None:
 
 # ------------------------------------------------------------------ the run
 @contextlib.contextmanager
-def _backend(config: RunConfig) -> Iterator[int | None]:
+def _backend(config: RunConfig) -> Iterator[int]:
+    """The run's joblib context; yields the number of workers of its parallel steps.
+
+    ``n_jobs`` goes through :func:`rankers.validation.check_n_jobs` (clipped to the CPUs
+    available, -1 = all of them) and reaches one layer at a time: the main ranker fits
+    (e.g. a forest's trees) or the evaluations' folds, never both at once. With the
+    default "loky" the libraries keep their own hints (threads for many small tree fits,
+    processes for folds): forcing a process pool on every call made genie3 on iris take
+    a minute at ``-j 16`` instead of a second.
+    """
     from threadpoolctl import threadpool_limits
 
     run_ = config.run
     if run_.backend != "dask":
-        with parallel_config(backend=run_.backend), threadpool_limits(run_.threads):
-            yield run_.n_jobs
+        forced = {} if run_.backend == "loky" else {"backend": run_.backend}
+        with parallel_config(**forced), threadpool_limits(run_.threads):
+            yield check_n_jobs(run_.n_jobs, what="[run].n_jobs")
         return
     from dask.distributed import Client
 
@@ -659,7 +699,7 @@ def _backend(config: RunConfig) -> Iterator[int | None]:
     client = Client(run_.scheduler, **kwargs) if run_.scheduler else Client(**kwargs)
     try:
         with parallel_config(backend="dask"):
-            yield run_.n_jobs if run_.n_jobs is not None else -1
+            yield check_n_jobs(-1 if run_.n_jobs is None else run_.n_jobs, what="[run].n_jobs")
     finally:
         client.close()
 
@@ -674,22 +714,41 @@ def run(config: RunConfig, output_dir=None, *, cache: bool | None = None) -> Run
     output_dir : path, optional
         Overrides ``[output].dir``.
     cache : bool, optional
-        Overrides ``[output].cache``: reuse and keep finished rankers' results.
+        Overrides ``[output].cache``: reuse and keep finished steps' results.
 
     Returns
     -------
     RunResult
         ``status`` is "complete"; a run stopped by Ctrl-C writes a partial folder and
         re-raises ``KeyboardInterrupt``, a failed one writes what it has and re-raises.
+
+    Raises
+    ------
+    OutputFolderError
+        The output folder is a file, lies under a file, or is not writable.
+    RunLockedError
+        Another run is writing into the output folder; nothing was written.
     """
     from moweights import report
+    from moweights.lock import RunLock
 
     start = time.perf_counter()
-    out = Path(output_dir) if output_dir is not None else config.output_dir
+    out = report.make_output_dir(output_dir if output_dir is not None else config.output_dir)
+    with RunLock(out):  # released at the end, also on failure and Ctrl-C
+        return _run_locked(config, out, cache, start)
+
+
+def _run_locked(config: RunConfig, out: Path, cache: bool | None, start: float) -> RunResult:
+    from moweights import report
+
     result = RunResult(config=config, output_dir=out)
     folder = report.RunFolder(out, config)
     use_cache = config.output.cache if cache is None else cache
-    cacher = _Cache(out / ".cache" if use_cache else None, result)
+    cacher = StepCache(
+        out / ".cache" if use_cache else None,
+        on_hit=result.cached.append,
+        on_miss=result.computed.append,
+    )
     progress = _Progress(config.run.verbose)
 
     def save() -> None:
@@ -697,16 +756,17 @@ def run(config: RunConfig, output_dir=None, *, cache: bool | None = None) -> Run
         folder.write(result)
 
     try:
-        with warnings.catch_warnings(), _backend(config) as n_jobs:
+        with warnings.catch_warnings():
             if config.run.verbose == 0:
                 warnings.simplefilter("ignore")
-            result.units = load_units(config)
-            save()
-            _rank(config, result, cacher, progress, save)
-            _aggregate(config, result)
-            save()
-            if config.evaluation.enabled:
-                evaluate(config, result, cacher, progress, save, n_jobs)
+            with _backend(config) as n_jobs:
+                result.units = load_units(config)
+                save()
+                _rank(config, result, cacher, progress, save, n_jobs)
+                _aggregate(config, result)
+                save()
+                if config.evaluation.enabled:
+                    evaluate(config, result, cacher, progress, save, n_jobs)
     except KeyboardInterrupt:
         result.status = "partial"
         result.notes.append("interrupted (Ctrl-C): the files listed are complete, the rest missing")

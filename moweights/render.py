@@ -368,9 +368,9 @@ def _page(folder: Path, images: list[tuple[str, bytes, str]]) -> str:
         fr, ne = st["friedman"], st["nemenyi"]
         text = (
             f"<p>Friedman test over {fr['n']} {_e(st['blocks'])} and {fr['k']} methods: "
-            f"χ² = {fr['statistic']:.4g}, p = {fr['pvalue']:.3g}; Iman–Davenport F = "
-            f"{fr['f_statistic']:.4g}, p = {fr['f_pvalue']:.3g}. Nemenyi critical difference "
-            f"{ne['cd']:.3g} at α = {st['alpha']}.</p>"
+            f"χ² = {float(fr['statistic']):.4g}, p = {float(fr['pvalue']):.3g}; Iman–Davenport "
+            f"F = {float(fr['f_statistic']):.4g}, p = {float(fr['f_pvalue']):.3g}. Nemenyi "
+            f"critical difference {float(ne['cd']):.3g} at α = {st['alpha']}.</p>"
         )
         if st["blocks"] == "folds":
             text += (

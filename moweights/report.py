@@ -16,7 +16,13 @@ machine details, so the same configuration and seed give byte-identical CSV file
     pareto_<label>_{weights,objectives,history}.csv   NSGA-II weighting rankers
     evaluation.json      every evaluation table as JSON records
     *.png  report.html   rendered from the tables by :func:`render` (``moweights report``)
-    .cache/              finished rankers' results, for resuming (``[output].cache``)
+    .cache/<key>.npz     finished steps as data, never pickles, for resuming
+                         (``[output].cache``; see :mod:`moweights.cache`)
+    .moweights.lock      while a run writes the folder: its pid, host and start time
+                         (one run per folder; see :mod:`moweights.lock`)
+
+Numbers JSON cannot hold (inf, nan: e.g. the Iman-Davenport F when every fold ranks the
+methods alike) are written as the strings "inf", "-inf", "nan" in the JSON files.
 """
 
 from __future__ import annotations
@@ -32,8 +38,9 @@ import numpy as np
 import pandas as pd
 
 from aggregation import GenericRanking, Ranking
+from rankers.exceptions import OutputFolderError
 
-__all__ = ["RunFolder", "atomic_write", "curve_point", "summary_text"]
+__all__ = ["RunFolder", "atomic_write", "curve_point", "make_output_dir", "summary_text"]
 
 MANIFEST = "manifest.json"
 
@@ -45,6 +52,33 @@ def atomic_write(path: Path, data: bytes | str) -> Path:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_bytes(data)
     os.replace(tmp, path)
+    return path
+
+
+def make_output_dir(path) -> Path:
+    """Create an output folder (and its parents), or say in one line why it cannot be one.
+
+    Raises
+    ------
+    OutputFolderError
+        When ``path`` is a file, lies under a file, or cannot be created or written.
+    """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise OutputFolderError(f"output folder {path} is a file; choose another folder")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise OutputFolderError(f"output folder {path} lies under a file: {parent}")
+            break
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputFolderError(
+            f"cannot create output folder {path}: {exc.strerror or exc}"
+        ) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise OutputFolderError(f"output folder {path} is not writable")
     return path
 
 
@@ -69,8 +103,23 @@ def _jsonable(value):
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
+def _finite(obj):
+    """``obj`` with non-finite floats as the strings "inf", "-inf", "nan".
+
+    Standard JSON has no such numbers, and some results hold them (the Iman-Davenport F
+    is inf when every fold ranks the methods alike); ``float()`` reads the strings back.
+    """
+    if isinstance(obj, (float, np.floating)) and not np.isfinite(obj):
+        return str(float(obj))
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
 def _json_text(obj) -> str:
-    return json.dumps(obj, indent=2, default=_jsonable, allow_nan=False) + "\n"
+    return json.dumps(_finite(obj), indent=2, default=_jsonable, allow_nan=False) + "\n"
 
 
 def _records(frame: pd.DataFrame | None) -> list | None:
@@ -372,8 +421,9 @@ def summary_text(folder) -> str:
         fr, ne = st["friedman"], st["nemenyi"]
         lines += [
             "",
-            f"Friedman over {fr['n']} {st['blocks']}: chi2 = {fr['statistic']:.3g}, "
-            f"p = {fr['pvalue']:.3g}; Nemenyi CD = {ne['cd']:.3g} at alpha = {st['alpha']}",
+            f"Friedman over {fr['n']} {st['blocks']}: chi2 = {float(fr['statistic']):.3g}, "
+            f"p = {float(fr['pvalue']):.3g}; Nemenyi CD = {float(ne['cd']):.3g} at alpha = "
+            f"{st['alpha']}",
         ]
     for note in summary["notes"]:
         lines.append(f"note: {note}")

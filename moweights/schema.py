@@ -315,14 +315,17 @@ SCHEMA = Section("", "moweights run configuration: rank features with several ra
         K("dir", STRING, "output folder, relative to the working directory", "results"),
         K("plots", BOOLEAN, "write PNG plots", True),
         K("html", BOOLEAN, "write the self-contained report.html", True),
-        K("cache", BOOLEAN, "keep finished results in <dir>/.cache so an unchanged re-run "
-          "resumes", True),
+        K("cache", BOOLEAN, "keep finished results in <dir>/.cache (data files, never "
+          "code) so an unchanged re-run resumes; edited code recomputes", True),
     )),
     Section("run", "How the run executes.", (
         K("random_state", Integer(0, 2**32 - 1), "seed of every random choice", 0),
-        K("n_jobs", Integer(exclude=(0,)), "parallel jobs (joblib; -1 = all cores)"),
-        K("backend", String(*BACKENDS), "joblib backend; 'dask' runs on a Dask cluster",
-          "loky"),
+        K("n_jobs", Integer(exclude=(0,)), "parallel jobs (joblib; -1 = all the CPUs this "
+          "process may use; more than that are clipped, with a warning); one layer at a "
+          "time: the rankers' fits or the evaluations' folds, never both"),
+        K("backend", String(*BACKENDS), "joblib backend: 'loky' leaves each library its "
+          "choice (processes for folds, threads for many small fits); 'threading' and "
+          "'multiprocessing' force one; 'dask' runs on a Dask cluster", "loky"),
         K("scheduler", STRING, "address of the Dask scheduler (backend = 'dask'); without it "
           "a local cluster is started"),
         K("threads", Integer(1), "BLAS/OpenMP threads per job; many small fits run fastest "

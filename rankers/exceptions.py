@@ -11,13 +11,16 @@ __all__ = [
     "BrokenPluginWarning",
     "ConfigError",
     "ConstantFeatureWarning",
+    "DataFileError",
     "FeatureMismatchError",
     "FewSamplesWarning",
     "InvalidInputError",
     "InvalidParameterError",
     "MoweightsError",
     "NotEnoughMemoryError",
+    "OutputFolderError",
     "PluginLoadError",
+    "RunLockedError",
     "UnknownRankerError",
 ]
 
@@ -117,6 +120,32 @@ class ConfigError(MoweightsError, ValueError):
         where = f" in {path}" if path else ""
         lines = "\n".join(f"  - {p}" for p in self.problems)
         super().__init__(f"{len(self.problems)} problem(s){where}:\n{lines}")
+
+
+class DataFileError(InvalidInputError):
+    """A data file cannot be read: not readable, not in its format (binary, corrupt) or
+    ragged; the one-line message names the file and the problem."""
+
+
+class OutputFolderError(MoweightsError, OSError):
+    """An output folder cannot be used: it is a file, lies under a file, or is read-only."""
+
+
+class RunLockedError(MoweightsError, RuntimeError):
+    """Another run holds the output folder's lock (one run per folder at a time).
+
+    Attributes
+    ----------
+    path : Path
+        The lock file.
+    owner : dict
+        What the lock file says of its owner (``pid``, ``host``, ``started``), if readable.
+    """
+
+    def __init__(self, message: str, path=None, owner=None):
+        super().__init__(message)
+        self.path = path
+        self.owner = dict(owner or {})
 
 
 class ConstantFeatureWarning(UserWarning):

@@ -15,8 +15,10 @@ cancel as ``|x|² + |y|² - 2 x·y`` does for close points.
 from __future__ import annotations
 
 import numpy as np
+from joblib import Parallel, delayed
 
 from rankers.ties import TIE_RTOL, kth_nearest
+from rankers.validation import check_n_jobs
 
 __all__ = ["METRICS", "nearest_neighbors"]
 
@@ -32,6 +34,7 @@ def nearest_neighbors(
     rtol: float = TIE_RTOL,
     *,
     queries: np.ndarray | None = None,
+    n_jobs: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` nearest samples of ``X`` to every query (default: every other sample).
 
@@ -51,6 +54,9 @@ def nearest_neighbors(
         distance; cosine: relative to 1).
     queries : ndarray of shape (n_queries, n_features), optional
         Points whose neighbours among ``X`` are wanted.
+    n_jobs : int or None, default=None
+        Blocks of queries searched in parallel (joblib threads); the answer does not
+        depend on it.
 
     Returns
     -------
@@ -78,10 +84,8 @@ def nearest_neighbors(
         Z, norms = _unit_rows(X)
         ZQ, normsQ = (Z, norms) if own else _unit_rows(Q)
     nq = Q.shape[0]
-    ind = np.empty((nq, k), dtype=np.intp)
-    step = max(1, _BLOCK_ELEMENTS // m)
-    for s in range(0, nq, step):
-        rows = np.arange(s, min(s + step, nq))
+
+    def block(rows: np.ndarray) -> np.ndarray:
         D = ZQ[rows] @ Z.T
         if metric == "euclidean":  # |q|² + |x|² - 2 q·x, in place
             D *= -2.0
@@ -96,7 +100,16 @@ def nearest_neighbors(
             scale = 1.0
         if own:
             D[np.arange(rows.size), rows] = np.inf
-        ind[rows] = kth_nearest(D, k, rtol, scale)
+        return kth_nearest(D, k, rtol, scale)
+
+    step = max(1, _BLOCK_ELEMENTS // m)
+    blocks = [np.arange(s, min(s + step, nq)) for s in range(0, nq, step)]
+    jobs = check_n_jobs(n_jobs)
+    if jobs == 1 or len(blocks) == 1:
+        parts = [block(rows) for rows in blocks]
+    else:  # threads: the work is BLAS and numpy, which release the GIL
+        parts = Parallel(n_jobs=jobs, prefer="threads")(delayed(block)(rows) for rows in blocks)
+    ind = np.concatenate(parts) if parts else np.empty((0, k), dtype=np.intp)
     if metric == "euclidean":
         return _pair_distances(X, Q, ind), ind
     dist = _pair_cosine(Z, ZQ, ind)

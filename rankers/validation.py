@@ -20,6 +20,7 @@ __all__ = [
     "MIN_CLASS_SAMPLES",
     "MIN_SAMPLES",
     "check_X",
+    "check_n_jobs",
     "check_y",
     "column_mask",
     "default_feature_names",
@@ -521,3 +522,73 @@ def column_mask(spec, n_features: int, names=None, *, what: str = "columns") -> 
         f"{what} must be None, column indices, column names or a boolean mask; "
         f"got values of dtype {spec.dtype}"
     )
+
+
+def check_n_jobs(n_jobs, *, what: str = "n_jobs") -> int:
+    """The number of joblib workers to start for ``n_jobs``: one parallel layer, never more
+    workers than CPUs.
+
+    - ``None``: the ``n_jobs`` of an enclosing ``joblib.parallel_config``, else 1.
+    - negative: counted back from the CPUs available, joblib's convention: -1 all of them,
+      -2 all but one, ..., at least 1.
+    - more than the CPUs available: that many, with a warning (extra workers only add
+      start-up and memory; asked for 100000, joblib would try to start them all).
+    - inside a task of a parallel joblib call: 1, whatever was asked, so that parallel
+      layers never multiply (e.g. a process pool over folds, each fold fitting a forest
+      with n threads: folds x n workers on a few cores).
+    - under a cluster backend (``parallel_config(backend="dask")``): as given, since the
+      cluster's workers, not this machine's CPUs, bound the parallelism.
+
+    The CPUs available are ``joblib.cpu_count()``: this process's affinity mask and
+    cgroup quota, not the machine's core count. The number of workers never changes a
+    result: every random choice is drawn up front from ``random_state``.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        The value a user gave.
+    what : str
+        The parameter's name, for messages.
+
+    Returns
+    -------
+    int
+        At least 1 on a local backend.
+
+    Raises
+    ------
+    InvalidParameterError
+        For 0 or a value that is not an integer.
+    """
+    from joblib import cpu_count
+    from joblib.parallel import BACKENDS, get_active_backend
+
+    if n_jobs is not None and (
+        isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, (int, np.integer))
+    ):
+        raise InvalidParameterError(
+            f"{what} must be an integer or None, got {n_jobs!r} ({type(n_jobs).__name__})"
+        )
+    if n_jobs == 0:
+        raise InvalidParameterError(
+            f"{what}=0 runs nothing; use 1 (no parallelism), k workers, or -1 (all CPUs)"
+        )
+    backend, default = get_active_backend()
+    if n_jobs is None:
+        n_jobs = 1 if default is None else int(default)
+    local = tuple(BACKENDS[k] for k in ("loky", "threading", "multiprocessing", "sequential"))
+    if not isinstance(backend, local):
+        return int(n_jobs)
+    if getattr(backend, "nesting_level", 0) > 0:  # a task of a parallel call: one layer only
+        return 1
+    cpus = cpu_count()
+    wanted = int(n_jobs) if n_jobs > 0 else cpus + 1 + int(n_jobs)
+    if wanted > cpus:
+        warnings.warn(
+            f"{what}={n_jobs} asks for more workers than the {cpus} CPU(s) this process "
+            f"may use; using {cpus}",
+            UserWarning,
+            stacklevel=2,
+        )
+        return cpus
+    return max(wanted, 1)

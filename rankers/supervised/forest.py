@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
 from rankers.base import BaseRanker
 from rankers.preprocessing import standardise
+from rankers.validation import check_n_jobs
 
 __all__ = ["RandomForestRanker"]
 
@@ -147,6 +148,7 @@ class RandomForestRanker(BaseRanker):
         # values, so it is grown on the z-scores instead.
         X = standardise(X)
         rng = check_random_state(self.random_state)
+        n_jobs = check_n_jobs(self.n_jobs)
         Forest = RandomForestClassifier if self.task_ == "classification" else RandomForestRegressor
         # the forest draws one seed per tree up front, so its result does not depend on
         # n_jobs; the permutations below take their seed from the same generator
@@ -155,7 +157,7 @@ class RandomForestRanker(BaseRanker):
             max_features=self.max_features,
             max_depth=self.max_depth,
             min_samples_leaf=self.min_samples_leaf,
-            n_jobs=self.n_jobs,
+            n_jobs=n_jobs,
             random_state=rng.randint(np.iinfo(np.int32).max),
         )
         forest.fit(X, y)
@@ -163,6 +165,6 @@ class RandomForestRanker(BaseRanker):
         if self.importance == "impurity":
             return forest.feature_importances_
         result = permutation_importance(
-            forest, X, y, n_repeats=self.n_repeats, n_jobs=self.n_jobs, random_state=rng
+            forest, X, y, n_repeats=self.n_repeats, n_jobs=n_jobs, random_state=rng
         )
         return result.importances_mean

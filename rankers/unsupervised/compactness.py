@@ -150,7 +150,7 @@ class CompactnessRanker(BaseRanker):
         k = min(int(self.n_neighbors), m - 1)
         self.n_neighbors_ = k
         # each sample's k nearest others; ties by lower index, on any machine
-        cols = nearest_neighbors(X, k)[1].ravel()
+        cols = nearest_neighbors(X, k, n_jobs=self.n_jobs)[1].ravel()
         rows = np.repeat(np.arange(m), k)
         num = np.empty(n)
         block = max(1, _BLOCK_ELEMENTS // rows.size)

@@ -15,6 +15,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from rankers.base import BaseRanker
 from rankers.memory import check_memory
 from rankers.ties import TIE_RTOL
+from rankers.validation import check_n_jobs
 
 __all__ = ["DistanceRankRanker"]
 
@@ -209,7 +210,7 @@ class DistanceRankRanker(BaseRanker):
         del by_total
         XT = np.ascontiguousarray(X.T)  # rows = features, so a block's pairs are contiguous
         del X  # the scaled copy is no longer needed: only one copy of the data stays alive
-        parts = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+        parts = Parallel(n_jobs=check_n_jobs(self.n_jobs), prefer="threads")(
             delayed(_block_correlation)(XT[j : j + block], iu, ju, total_ranks)
             for j in range(0, n, block)
         )

@@ -18,6 +18,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from rankers.base import BaseRanker
 from rankers.exceptions import MoweightsError
 from rankers.ties import TIE_RTOL
+from rankers.validation import check_n_jobs
 
 __all__ = ["Genie3Ranker", "RFScoreRanker"]
 
@@ -203,7 +204,8 @@ class _TreeEnsembleRanker(BaseRanker, metaclass=ABCMeta):
         seeds = np.random.RandomState(forest_seed).randint(_MAX_INT, size=self.n_estimators)
         perm_seeds = rng.randint(_MAX_INT, size=self.n_estimators)
         tree_params = {"max_features": self.max_features_, "max_depth": self.max_depth}
-        parallel = Parallel(n_jobs=self.n_jobs, verbose=self.verbose, prefer="threads")
+        n_jobs = check_n_jobs(self.n_jobs)
+        parallel = Parallel(n_jobs=n_jobs, verbose=self.verbose, prefer="threads")
         self.__dict__.pop("estimator_", None)
         if self.keep_estimator:
             Forest = (
@@ -212,7 +214,7 @@ class _TreeEnsembleRanker(BaseRanker, metaclass=ABCMeta):
             forest = Forest(
                 n_estimators=self.n_estimators,
                 bootstrap=bootstrap,
-                n_jobs=self.n_jobs,
+                n_jobs=n_jobs,
                 random_state=forest_seed,
                 **tree_params,
             ).fit(Z32, Z)

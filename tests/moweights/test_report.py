@@ -123,3 +123,31 @@ def test_atomic_write_replaces_whole_files(tmp_path):
     atomic_write(path, b"new\n")
     assert path.read_text() == "new\n"
     assert [p.name for p in tmp_path.iterdir()] == ["t.csv"]
+
+
+def test_non_finite_statistics_are_written_as_standard_json(tmp_path):
+    # every fold ranks the three methods alike: Iman-Davenport's F is inf (p = 0), which
+    # json.dumps(allow_nan=False) refused, failing the whole run
+    raw = {
+        "data": {"builtin": "iris"},
+        "rankers": [{"name": "variance"},
+                    {"name": "mo_weighting", "params": {"pop_size": 8, "n_gen": 3}}],
+        "evaluation": {"cv": 3, "topk": {"n_random": 2}, "error_curves": {"enabled": False},
+                       "clustering": {"enabled": False}},
+        "output": {"plots": False},
+        "run": {"verbose": 0, "random_state": 5},
+    }  # fmt: skip
+    result = run(parse_config(raw), tmp_path / "out")
+    assert result.status == "complete"
+    assert result.statistics["friedman"]["f_statistic"] == np.inf
+
+    def refuse(name):
+        raise ValueError(f"non-standard JSON constant {name}")
+
+    for name in ("statistics.json", "summary.json", "evaluation.json"):
+        text = (tmp_path / "out" / name).read_text()
+        json.loads(text, parse_constant=refuse)
+    stats_json = json.loads((tmp_path / "out" / "statistics.json").read_text())
+    assert float(stats_json["friedman"]["f_statistic"]) == np.inf
+    assert "Friedman over 3 folds" in summary_text(tmp_path / "out")
+    assert "F = inf" in (tmp_path / "out" / "report.html").read_text()
