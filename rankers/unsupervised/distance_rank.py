@@ -176,7 +176,8 @@ class DistanceRankRanker(BaseRanker):
         self.n_samples_used_ = m_used
         self.n_pairs_ = n_pairs
         block = self._block(n, n_pairs)
-        jobs = min(effective_n_jobs(self.n_jobs), -(-n // block))
+        n_jobs = check_n_jobs(self.n_jobs)
+        jobs = min(effective_n_jobs(n_jobs), -(-n // block))
         check_memory(
             _peak_bytes(m_used, n, n_pairs, block, jobs),
             f"Distance Rank Score over {m_used} samples ({n_pairs:.3g} pairs of samples, "
@@ -210,7 +211,7 @@ class DistanceRankRanker(BaseRanker):
         del by_total
         XT = np.ascontiguousarray(X.T)  # rows = features, so a block's pairs are contiguous
         del X  # the scaled copy is no longer needed: only one copy of the data stays alive
-        parts = Parallel(n_jobs=check_n_jobs(self.n_jobs), prefer="threads")(
+        parts = Parallel(n_jobs=n_jobs, prefer="threads")(
             delayed(_block_correlation)(XT[j : j + block], iu, ju, total_ranks)
             for j in range(0, n, block)
         )
