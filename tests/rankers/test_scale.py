@@ -128,6 +128,7 @@ def test_global_rescale_of_sparse_input(name):
 PER_FEATURE_INVARIANT = {
     "agnos_s", "chi2", "compactness", "distance_rank", "frane", "genie3", "info_gain",
     "mo_weighting", "random_forest", "relieff", "rf_score", "rrelieff", "svm_rfe", "urelief",
+    "anova_f", "fisher_score", "t_test", "estimator_importance",
 }  # fmt: skip
 
 
