@@ -107,6 +107,9 @@ class BaseRanker(SelectorMixin, BaseEstimator):
     target_kind: ClassVar[str] = "unsupervised"
     accepts_sparse: ClassVar[bool] = False
     deterministic: ClassVar[bool] = True
+    #: the score of a feature depends on the others already ranked (greedy selection):
+    #: a copy of a feature ranks below it rather than tied with it
+    redundancy_aware: ClassVar[bool] = False
     reference: ClassVar[str] = ""
     #: the ranking does not change when X is multiplied by a constant c > 0 (default
     #: parameters); False, the safe default for a ranker that says nothing, leaves X as it is

@@ -275,8 +275,10 @@ def tied_ranks(X, rtol: float = TIE_RTOL) -> tuple[np.ndarray, np.ndarray]:
     """Ranks of every column of ``X``, near-equal values (the module's rule) tied.
 
     Like ``scipy.stats.rankdata(X, axis=0, method=...)`` for ``"dense"`` and
-    ``"average"`` at once, except that values within ``rtol`` times the column's largest
-    absolute value of each other (chained) count as equal.
+    ``"average"`` at once, except that values within ``rtol`` times the column's range
+    (``max - min``) of each other (chained) count as equal. The range, not the largest
+    value, sets the scale: the ranks of a column are then unchanged by any affine map of
+    it (a shift or a change of units).
 
     Returns
     -------
@@ -298,7 +300,7 @@ def tied_ranks(X, rtol: float = TIE_RTOL) -> tuple[np.ndarray, np.ndarray]:
     m, n = X.shape
     order = np.argsort(X, axis=0, kind="stable")
     xs = np.take_along_axis(X, order, axis=0)
-    tol = rtol * np.abs(X).max(axis=0, initial=0.0)
+    tol = rtol * (xs[-1] - xs[0]) if m else np.zeros(n)
     new = np.ones((m, n), dtype=bool)
     new[1:] = np.diff(xs, axis=0) > tol
     group = np.cumsum(new, axis=0)  # 1-based group of each sorted position

@@ -15,10 +15,10 @@ from rankers.base import BaseRanker
 from rankers.exceptions import InvalidInputError
 from rankers.ties import tied_ranks
 
-__all__ = ["Chi2Ranker", "InfoGainRanker"]
+__all__ = ["Chi2Ranker", "InfoGainRanker", "discretise"]
 
 
-def _discretise(X: np.ndarray, n_bins: int) -> np.ndarray:
+def discretise(X: np.ndarray, n_bins: int) -> np.ndarray:
     """Bin codes (int64, same shape as ``X``) of every feature, all features at once.
 
     A feature with at most ``n_bins`` distinct values is discrete: one code per value.
@@ -29,7 +29,7 @@ def _discretise(X: np.ndarray, n_bins: int) -> np.ndarray:
     feature that is 95% zeros, or 95% at its maximum, into a single bin).
     """
     m = X.shape[0]
-    # values within 1e-9 of each other (relative to the feature's largest) are one value
+    # values within 1e-9 of each other (relative to the feature's range) are one value
     # (rankers.ties): a bin must not depend on the last bits of a computed input
     dense, mid = tied_ranks(X)
     n_distinct = dense.max(axis=0)
@@ -81,7 +81,9 @@ class InfoGainRanker(BaseRanker):
     value); a continuous one is cut into ``n_bins`` equal-frequency bins computed from
     its ranks, with tied values always in the same bin. The score depends only on the
     order of a feature's values, so it is unchanged by any strictly increasing transform
-    (scaling, log, ...) of the feature.
+    (scaling, log, ...) of the feature. Values closer than ``1e-9`` times the feature's
+    range are one value (:func:`rankers.ties.tied_ranks`), so that bins do not depend on
+    the last bits of computed data.
 
     Parameters
     ----------
@@ -140,7 +142,7 @@ class InfoGainRanker(BaseRanker):
         self.n_bins = n_bins
 
     def _score(self, X, y):
-        return _information_gain(_contingency(_discretise(X, self.n_bins), y))
+        return _information_gain(_contingency(discretise(X, self.n_bins), y))
 
 
 class Chi2Ranker(BaseRanker):
@@ -246,7 +248,7 @@ class Chi2Ranker(BaseRanker):
         if self.method == "sklearn":
             stat, pvalues = sklearn_chi2(X, y)
         else:
-            stat, dof = _pearson_chi2(_contingency(_discretise(X, self.n_bins), y))
+            stat, dof = _pearson_chi2(_contingency(discretise(X, self.n_bins), y))
             pvalues = np.ones_like(stat)
             tested = dof > 0
             pvalues[tested] = chi2_distribution.sf(stat[tested], dof[tested])

@@ -21,7 +21,13 @@ from rankers.base import BaseRanker
 from rankers.exceptions import InvalidInputError
 from rankers.ties import TIE_RTOL
 
-__all__ = ["ANOVAFRanker", "FisherScoreRanker", "TTestRanker", "benjamini_hochberg"]
+__all__ = [
+    "ANOVAFRanker",
+    "FisherScoreRanker",
+    "TTestRanker",
+    "benjamini_hochberg",
+    "f_statistic",
+]
 
 
 def benjamini_hochberg(pvalues) -> np.ndarray:
@@ -143,21 +149,41 @@ class ANOVAFRanker(_UnivariateBase):
         self.k = k
 
     def _score(self, X, y):
-        m = X.shape[0]
-        counts, _, within, _, total = _class_moments(X, y)
-        C = int((counts > 0).sum())
-        if C < 2:
-            raise InvalidInputError("anova_f needs at least two classes in y")
-        if m <= C:
-            raise InvalidInputError(
-                f"anova_f needs more samples than classes ({m} samples, {C} classes): "
-                "with one sample per class there is no within-class variance"
-            )
-        between = np.maximum(total - within, 0.0)
-        within = np.maximum(within, TIE_RTOL * total)
-        F = (between / (C - 1)) / (within / (m - C))
-        self._set_pvalues(stats.f.sf(F, C - 1, m - C))
+        F, p = f_statistic(X, y)
+        self._set_pvalues(p)
         return F
+
+
+def f_statistic(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One-way ANOVA F statistic of every column of ``X`` across the classes ``y``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Non-constant features.
+    y : ndarray of int of shape (n_samples,)
+        Class codes 0..C-1.
+
+    Returns
+    -------
+    F, pvalues : ndarray of shape (n_features,)
+        The statistic (within-class variance floored at the tie tolerance of the total)
+        and its upper-tail p-values on ``(C - 1, m - C)`` degrees of freedom.
+    """
+    m = X.shape[0]
+    counts, _, within, _, total = _class_moments(X, y)
+    C = int((counts > 0).sum())
+    if C < 2:
+        raise InvalidInputError("the F statistic needs at least two classes in y")
+    if m <= C:
+        raise InvalidInputError(
+            f"the F statistic needs more samples than classes ({m} samples, {C} classes): "
+            "with one sample per class there is no within-class variance"
+        )
+    between = np.maximum(total - within, 0.0)
+    within = np.maximum(within, TIE_RTOL * total)
+    F = (between / (C - 1)) / (within / (m - C))
+    return F, stats.f.sf(F, C - 1, m - C)
 
 
 class FisherScoreRanker(_UnivariateBase):

@@ -88,7 +88,8 @@ def test_ties_broken_by_lower_index(name):
     if not est.deterministic:
         pytest.skip("randomised rankers need not score identical columns identically")
     est.fit(X, y)
-    assert est.scores_[0] == pytest.approx(est.scores_[3])
+    if not est.redundancy_aware:  # a greedy selector ranks the copy below, not tied
+        assert est.scores_[0] == pytest.approx(est.scores_[3])
     pos = {f: i for i, f in enumerate(est.ranking_)}
     assert pos[0] < pos[3]
 

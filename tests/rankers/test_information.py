@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.stats import chi2 as chi2_distribution
 from scipy.stats import chi2_contingency, rankdata
@@ -183,6 +183,10 @@ def test_increasing_transform_leaves_scores_unchanged(Ranker, seed, column, tran
     X[:, 2] = rng.integers(-2, 3, size=30)  # discrete, with ties
     Xt = X.copy()
     Xt[:, column] = TRANSFORMS[transform](X[:, column])
+    # values within 1e-9 of the range are one value (rankers.ties): a transform that
+    # squeezes two distinct values that close (a cube near 0) may merge them
+    gaps = np.diff(np.unique(Xt[:, column]))
+    assume(gaps.min() > 1e-8 * np.ptp(Xt[:, column]))
     a = Ranker(n_bins=n_bins).fit(X, y).scores_
     b = Ranker(n_bins=n_bins).fit(Xt, y).scores_
     np.testing.assert_array_equal(a, b)
@@ -236,11 +240,11 @@ def test_fit_does_not_modify_input(Ranker, mixed):
 
 def test_heavily_tied_extreme_value_keeps_its_own_bin():
     # 12 distinct values (> n_bins): 95 samples at the maximum, 11 below it.
-    from rankers.supervised.information import _discretise
+    from rankers.supervised.information import discretise
 
     x = np.concatenate([np.arange(11.0), np.full(95, 20.0)])
     for col in (x, -x):
-        codes = _discretise(col[:, None], 10)[:, 0]
+        codes = discretise(col[:, None], 10)[:, 0]
         assert len(np.unique(codes)) >= 2
         assert len(np.unique(codes[col == col[-1]])) == 1  # ties share one bin
     y = np.r_[np.zeros(11, int), np.ones(95, int)]

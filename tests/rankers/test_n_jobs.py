@@ -105,6 +105,7 @@ RANKERS = [
     ("random_forest", {"n_estimators": 8, "importance": "permutation", "n_repeats": 2}),
     ("distance_rank", {}),
     ("compactness", {}),
+    ("estimator_importance", {"estimator": None, "importance": "permutation", "n_repeats": 2}),
 ]
 
 

@@ -145,6 +145,11 @@ def test_ranking_does_not_move_when_inputs_move_by_ulps(name, data, nudge):
             np.testing.assert_array_equal(moved.ranking_, expected.ranking_, err_msg=name)
     # duplicated features tie exactly and the lower index comes first
     pos = {f: i for i, f in enumerate(expected.ranking_)}
-    assert expected.scores_[5] == expected.scores_[0] or not est.deterministic
+    # (a greedy selector ranks a copy below its original instead of tying them)
+    assert (
+        expected.scores_[5] == expected.scores_[0]
+        or not est.deterministic
+        or (est.redundancy_aware)
+    )
     if est.deterministic:
         assert pos[0] < pos[5] and pos[3] < pos[6]
