@@ -199,8 +199,10 @@ def available() -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        Columns ``name``, ``class``, ``requires_y``, ``target_kind``, ``summary`` and
-        ``reference``. Plugins that failed to load are listed by :func:`broken`.
+        Columns ``name``, ``class``, ``requires_y``, ``target_kind``, ``summary``,
+        ``reference`` and ``params`` (the constructor's parameters with their defaults,
+        e.g. ``"n_neighbors=5, metric='cosine'"``; ``k`` left out). Plugins that failed
+        to load are listed by :func:`broken`.
     """
     rows = []
     for key, cls in sorted(_all().items()):
@@ -212,10 +214,27 @@ def available() -> pd.DataFrame:
                 "target_kind": getattr(cls, "target_kind", "unsupervised"),
                 "summary": _summary(cls),
                 "reference": getattr(cls, "reference", ""),
+                "params": _params(cls),
             }
         )
-    columns = ["name", "class", "requires_y", "target_kind", "summary", "reference"]
+    columns = ["name", "class", "requires_y", "target_kind", "summary", "reference", "params"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def _params(cls) -> str:
+    """``name=default, ...`` of a ranker's constructor (``k`` left out)."""
+    import inspect
+
+    try:
+        signature = inspect.signature(cls.__init__)
+    except (TypeError, ValueError):
+        return ""
+    shown = []
+    for p in signature.parameters.values():
+        if p.name in ("self", "k") or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        shown.append(p.name if p.default is p.empty else f"{p.name}={p.default!r}")
+    return ", ".join(shown)
 
 
 def broken() -> dict[str, str]:

@@ -81,8 +81,11 @@ def test_available_table_columns_and_rows():
         "target_kind",
         "summary",
         "reference",
+        "params",
     ]
     row = table.set_index("name").loc["variance"]
+    assert row["params"] == "ddof=0, scale=None"
+    assert table.set_index("name").loc["t_test", "params"] == ""
     assert row["class"] == "rankers.unsupervised.variance.VarianceRanker"
     assert not row["requires_y"]
     assert row["target_kind"] == "unsupervised"
