@@ -1,0 +1,34 @@
+"""Smoke test of benchmarks/bench_supervised_peers.py: the new rankers agree with peers."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("skfeature")
+pytest.importorskip("skrebate")
+pytest.importorskip("mrmr")
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def test_quick_run_agrees_with_the_peers(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    spec = importlib.util.spec_from_file_location("bench_sp", BENCH / "bench_supervised_peers.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = tmp_path / "peers.md"
+    module.main(["--quick", "--out", str(out)])
+    rows = [line.split("|") for line in out.read_text().splitlines() if line.startswith("| ")]
+    agreement = {cells[2].strip(): cells[-2].strip() for cells in rows[1:]}
+    for method in ("anova_f", "t_test (p-values)", "multisurf"):
+        diff = float(agreement[method].rsplit(" ", 1)[-1])
+        assert diff < 1e-9, (method, agreement[method])
+    assert agreement["fisher_score (order)"] == "same order"
+    assert agreement["mrmr FCQ (first 10)"] == "same selections"
+    # CMIM: the same selections, or the same up to an exact tie broken by the lower index
+    cmim = agreement["cmim (first 5)"]
+    assert cmim == "same selections" or "a tie" in cmim, cmim
