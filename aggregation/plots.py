@@ -28,6 +28,7 @@ __all__ = [
     "plot_error_curves",
     "plot_generic",
     "plot_pairwise",
+    "plot_rank_intervals",
     "plot_topk_curves",
 ]
 
@@ -463,4 +464,72 @@ def plot_topk_curves(
     ax.legend(fontsize=_FONT)
     if title is not None:
         ax.set_title(title)
+    return fig
+
+
+# ------------------------------------------------------------------ rank intervals
+def plot_rank_intervals(
+    intervals: pd.DataFrame,
+    ax: Axes | None = None,
+    max_features: int = 40,
+    title: str | None = None,
+) -> Figure:
+    """Each feature's rank interval across the inputs (or resamples), its blocks shaded.
+
+    One row per feature, best median rank on top: a thin line from its best to its worst
+    position, a thick bar over its (trimmed) interval ``low``..``high``, a dot at its median
+    rank; bands of alternating colour mark the blocks of the partition the intervals imply.
+
+    Parameters
+    ----------
+    intervals : DataFrame
+        :func:`aggregation.uncertainty.rank_intervals` (or ``Stability.intervals``):
+        columns ``median_rank``, ``best``, ``worst``, ``low``, ``high``, ``block``.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure when omitted.
+    max_features : int, default=40
+        The features drawn: the best ``max_features`` by block then median rank.
+    title : str, optional
+        Default: the number of blocks and features.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The bars are one ``LineCollection`` (``gid="intervals"``), the bands patches with
+        ``gid="block"``.
+    """
+    needed = {"median_rank", "best", "worst", "low", "high", "block"}
+    if not isinstance(intervals, pd.DataFrame) or not needed <= set(intervals.columns):
+        raise InvalidParameterError(
+            f"intervals must be a DataFrame with columns {sorted(needed)} "
+            "(aggregation.uncertainty.rank_intervals)"
+        )
+    if isinstance(max_features, bool) or not isinstance(max_features, int) or max_features < 1:
+        raise InvalidParameterError(f"max_features must be an integer >= 1, got {max_features!r}")
+    from matplotlib.collections import LineCollection
+
+    shown = intervals.sort_values(["block", "median_rank"], kind="stable").iloc[:max_features]
+    k = len(shown)
+    fig, ax = _figure_axes(ax, (8.0, 1.2 + 0.22 * k))
+    rows = np.arange(k)
+    blocks = shown["block"].to_numpy()
+    for i, block in enumerate(np.unique(blocks)):
+        at = rows[blocks == block]
+        ax.axhspan(at.min() - 0.5, at.max() + 0.5, color=_BLOCK_COLOURS[i % 2], zorder=0,
+                   gid="block", lw=0)  # fmt: skip
+    whiskers = [
+        [(b, r), (w, r)] for b, w, r in zip(shown["best"], shown["worst"], rows, strict=True)
+    ]
+    ax.add_collection(LineCollection(whiskers, colors="0.55", linewidths=0.8, zorder=1))
+    bars = [[(lo, r), (hi, r)] for lo, hi, r in zip(shown["low"], shown["high"], rows, strict=True)]
+    ax.add_collection(LineCollection(bars, colors="#2b6cb0", linewidths=4, zorder=2,
+                                     gid="intervals"))  # fmt: skip
+    ax.scatter(shown["median_rank"], rows, s=14, color="black", zorder=3)
+    ax.set_yticks(rows, [str(f) for f in shown.index], fontsize=_FONT)
+    ax.set_ylim(k - 0.5, -0.5)
+    ax.set_xlim(0.5, max(float(intervals["worst"].max()), 1.0) + 0.5)
+    ax.set_xlabel("position (1 = best): dot = median, bar = trimmed interval, line = all inputs")
+    n_blocks = int(intervals["block"].max())
+    more = f", best {k} of {len(intervals)} shown" if k < len(intervals) else ""
+    ax.set_title(title if title is not None else f"rank intervals: s = {n_blocks} blocks{more}")
     return fig
