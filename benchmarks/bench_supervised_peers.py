@@ -146,6 +146,9 @@ def rows_for(data_name, X, y, repeat, quick) -> list[dict]:
     try:
         from skfeature.function.information_theoretical_based.CMIM import cmim
 
+        if X.shape[1] > 1000:  # the peer's Python loops take hours on thousands of features
+            raise ImportError
+
         from rankers.supervised.information import discretise
 
         codes = discretise(X, 10)
