@@ -15,7 +15,6 @@ from pymoo.operators.crossover.sbx import SBX
 from pymoo.operators.mutation.pm import PM
 from pymoo.optimize import minimize
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from tqdm.auto import tqdm
 
 from aggregation.combine import mean_rank
@@ -28,7 +27,9 @@ from moweights.weighting.criteria import (
     peak_bytes,
 )
 from moweights.weighting.problem import WeightingProblem
+from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
+from rankers.exceptions import MoweightsError
 from rankers.memory import check_memory
 
 __all__ = ["FRONT_TO_RANKING", "MOWeighting"]
@@ -173,6 +174,14 @@ class MOWeighting(BaseRanker):
 
     def _needs_labels(self) -> bool:
         return any(CRITERIA[key][1] for key, _ in parse_objectives(self.objectives))
+
+    def _requires_y(self) -> bool:
+        # the tags' requires_y: C1-C3 need class labels, C4 alone does not; a bad
+        # objective is reported by fit and validate_params, the tags keep the class's word
+        try:
+            return self._needs_labels()
+        except MoweightsError:
+            return bool(self.requires_y)
 
     def _check_target(self, y, n_samples: int):
         parse_objectives(self.objectives)  # a bad objective is reported before anything runs

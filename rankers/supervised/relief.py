@@ -7,8 +7,8 @@ from typing import ClassVar
 
 import numpy as np
 from scipy.spatial.distance import cdist
-from sklearn.utils._param_validation import Interval
 
+from rankers._param_validation import Interval
 from rankers.base import BaseRanker
 from rankers.exceptions import InvalidInputError
 from rankers.ties import kth_nearest

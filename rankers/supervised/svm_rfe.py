@@ -7,9 +7,9 @@ from typing import ClassVar
 
 import numpy as np
 from sklearn.svm import SVC
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from tqdm.auto import tqdm
 
+from rankers._param_validation import Interval, RealNotInt, StrOptions
 from rankers.base import BaseRanker
 from rankers.preprocessing import column_norms
 

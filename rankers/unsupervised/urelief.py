@@ -8,8 +8,8 @@ from typing import ClassVar
 import numpy as np
 from scipy.spatial.distance import cdist
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
 
+from rankers._param_validation import Interval
 from rankers.base import BaseRanker
 from rankers.ties import kth_nearest
 from rankers.validation import column_mask
