@@ -11,19 +11,20 @@ classes, then among the minor classes only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from numbers import Integral
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import delayed
 from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import normalized_mutual_info_score
 
+from aggregation._tasks import check_progress, run_in_order
 from aggregation.ranking import Ranking
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 from rankers.kmeans import kmeans_labels
-from rankers.validation import check_n_jobs, check_X, default_feature_names
+from rankers.validation import check_X, default_feature_names
 
 __all__ = [
     "METRICS",
@@ -251,6 +252,7 @@ def cluster_scores(
     n_jobs: int | None = None,
     random_state=None,
     return_runs: bool = False,
+    progress: Callable[[int], None] | None = None,
 ) -> pd.DataFrame:
     """k-means on the top features of a ranking, scored against the classes.
 
@@ -286,6 +288,10 @@ def cluster_scores(
         Seeds the k-means runs; the same seeds serve every k.
     return_runs : bool, default=False
         Return one row per run instead of the mean and standard deviation.
+    progress : callable, optional
+        Called with 1 as each k-means run finishes (in order): ``len(k_features) *
+        n_restarts`` calls in all (``n_restarts`` when ``k_features`` is one number or
+        None), e.g. a tqdm bar's ``update``.
 
     Returns
     -------
@@ -302,6 +308,7 @@ def cluster_scores(
     >>> table[table["metric"] == "acc"]["k_features"].tolist()
     [1, 4]
     """
+    check_progress(progress)
     Xc, names = check_X(X, min_features=1, what="X")
     Xc = np.asarray(Xc)
     m, n = Xc.shape
@@ -347,7 +354,7 @@ def cluster_scores(
         for r in range(n_restarts)
     ]
     # threads: k-means spends its time in compiled code that releases the GIL
-    results = Parallel(n_jobs=check_n_jobs(n_jobs), prefer="threads")(jobs)
+    results = run_in_order(jobs, n_jobs=n_jobs, progress=progress, prefer="threads")
     rows = [
         {"k_features": k, "restart": r, "evaluation": ev, "metric": metric, "value": value}
         for (k, r), res in zip(

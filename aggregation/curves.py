@@ -8,20 +8,21 @@ every training fold, so the test fold never influences the ranking it judges.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from numbers import Integral
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import delayed
 from sklearn.base import clone
 from sklearn.model_selection import KFold
 
 import rankers
+from aggregation._tasks import check_progress, run_in_order
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 from rankers.neighbors import nearest_neighbors
 from rankers.ties import TIE_RTOL
-from rankers.validation import check_n_jobs, check_X, default_feature_names
+from rankers.validation import check_X, default_feature_names
 
 __all__ = ["METRICS", "geometric_grid", "topk_curve"]
 
@@ -176,6 +177,7 @@ def topk_curve(
     n_jobs: int | None = None,
     random_state=None,
     return_folds: bool = False,
+    progress: Callable[[int], None] | None = None,
 ) -> pd.DataFrame:
     """Cross-validated top-k kNN error curve of a feature ranking (lower is better).
 
@@ -222,6 +224,9 @@ def topk_curve(
         Seeds the folds and, for rankers whose ``random_state`` is None, the ranker.
     return_folds : bool, default=False
         Return one row per (k, fold) instead of the mean and standard deviation.
+    progress : callable, optional
+        Called with 1 as each fold finishes (in fold order): ``cv`` calls in all, e.g. a
+        ``tqdm(total=cv)`` bar's ``update``.
 
     Returns
     -------
@@ -239,6 +244,7 @@ def topk_curve(
     """
     if metric not in METRICS:
         raise InvalidParameterError(f"metric must be one of {sorted(METRICS)}; got {metric!r}")
+    check_progress(progress)
     Xc, names = check_X(X)
     Xc = np.asarray(Xc)
     m, n = Xc.shape
@@ -280,7 +286,7 @@ def topk_curve(
         )
         for i, (tr, te) in enumerate(splits)
     )
-    errors = np.array(Parallel(n_jobs=check_n_jobs(n_jobs))(jobs))  # (cv, len(ks))
+    errors = np.array(run_in_order(jobs, n_jobs=n_jobs, progress=progress))  # (cv, len(ks))
     if return_folds:
         folds, kk = np.meshgrid(np.arange(cv), ks, indexing="ij")
         return pd.DataFrame(

@@ -17,13 +17,13 @@ better. To plot classification *error*, use ``1 - curve[["ffa", "rfa"]]`` (accur
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from numbers import Integral
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import delayed
 from sklearn.base import clone, is_classifier
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import KFold, StratifiedKFold
@@ -31,10 +31,11 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler
 from sklearn.svm import SVC
 
+from aggregation._tasks import check_progress, run_in_order
 from aggregation.curves import _check_ks, _entropy, _fixed_order, geometric_grid
 from aggregation.ranking import GenericRanking, Ranking
 from rankers.exceptions import InvalidInputError, InvalidParameterError
-from rankers.validation import check_n_jobs, check_X, check_y, default_feature_names
+from rankers.validation import check_X, check_y, default_feature_names
 
 __all__ = [
     "WEIGHTINGS",
@@ -196,12 +197,15 @@ def _fold_scores(estimator, X_sub, y, splits, scorer) -> np.ndarray:
     return out
 
 
-def _evaluate(setup: _Setup, orders: list[np.ndarray], n_jobs) -> tuple[np.ndarray, ...]:
+def _evaluate(
+    setup: _Setup, orders: list[np.ndarray], n_jobs, progress=None
+) -> tuple[np.ndarray, ...]:
     """Per-fold FFA and RFA scores, each of shape (len(orders), len(grid), n_folds).
 
     Subsets are deduplicated (FFA(n) = RFA(n); noisy rankings share many top sets) and
     evaluated with sorted columns, so a subset's score never depends on which ranking
-    asked for it, nor on n_jobs.
+    asked for it, nor on n_jobs. ``progress`` counts grid points of rankings: one is done
+    when both its subsets are scored (``len(orders) * len(grid)`` in all).
     """
     keys: dict[tuple[int, ...], int] = {}
     where = np.empty((2, len(orders), len(setup.grid)), dtype=np.intp)
@@ -216,7 +220,12 @@ def _evaluate(setup: _Setup, orders: list[np.ndarray], n_jobs) -> tuple[np.ndarr
         )
         for key in keys
     )
-    scores = np.array(Parallel(n_jobs=check_n_jobs(n_jobs))(jobs))  # (n_unique, n_folds)
+    # subsets are scored in the order of their keys, so a grid point is done once the
+    # larger of its two keys is
+    last_key = np.maximum(where[0], where[1]).ravel()
+    units_done = np.cumsum(np.bincount(last_key, minlength=len(keys)))
+    outputs = run_in_order(jobs, n_jobs=n_jobs, progress=progress, units_done=units_done)
+    scores = np.array(outputs)  # (n_unique, n_folds)
     return scores[where[0]], scores[where[1]]
 
 
@@ -247,11 +256,13 @@ def ffa_rfa_many(
     grid="every",
     n_jobs: int | None = None,
     random_state=None,
+    progress: Callable[[int], None] | None = None,
 ) -> list[pd.DataFrame]:
     """FFA/RFA curves of several rankings on the same folds (one :func:`ffa_rfa` each).
 
     Feature subsets shared between rankings (frequent among noisy versions of one
-    ranking) are evaluated once. Parameters as :func:`ffa_rfa`.
+    ranking) are evaluated once. Parameters as :func:`ffa_rfa`; ``progress`` is called
+    ``len(rankings) * len(grid)`` times in all (one per grid point of each ranking).
 
     Returns
     -------
@@ -260,9 +271,10 @@ def ffa_rfa_many(
     """
     if isinstance(rankings, (str, Ranking, GenericRanking)) or not len(rankings):
         raise InvalidParameterError("rankings must be a non-empty list of rankings")
+    check_progress(progress)
     setup = _Setup(X, y, estimator, scoring, cv, grid, random_state)
     orders = [_order_of(r, setup.names) for r in rankings]
-    ffa, rfa = _evaluate(setup, orders, n_jobs)
+    ffa, rfa = _evaluate(setup, orders, n_jobs, progress)
     return [
         _frame(setup, ffa[r], rfa[r], kind="ranking", ranking=getattr(rk, "method", None))
         for r, rk in enumerate(rankings)
@@ -280,6 +292,7 @@ def ffa_rfa(
     grid="every",
     n_jobs: int | None = None,
     random_state=None,
+    progress: Callable[[int], None] | None = None,
 ) -> pd.DataFrame:
     """Forward and reverse feature addition curves of one ranking.
 
@@ -311,6 +324,10 @@ def ffa_rfa(
     random_state : int, RandomState, Generator or None
         Seeds the folds. Curves to be compared (:func:`eca`) must share it: the same seed
         gives the same folds in every call, so their points pair up.
+    progress : callable, optional
+        Called with the number of grid points just finished (both their subsets scored,
+        in grid order): they add up to ``len(curve_grid(grid, n_features))``, e.g. for a
+        ``tqdm`` bar's ``update``.
 
     Returns
     -------
@@ -343,6 +360,7 @@ def ffa_rfa(
         grid=grid,
         n_jobs=n_jobs,
         random_state=random_state,
+        progress=progress,
     )[0]
 
 
@@ -359,6 +377,7 @@ def expected_curve(
     grid="every",
     n_jobs: int | None = None,
     random_state=None,
+    progress: Callable[[int], None] | None = None,
 ) -> pd.DataFrame:
     """The expected FFA/RFA curve of a uniformly random ranking, by sampling (§3.3, Eq. 5).
 
@@ -378,6 +397,9 @@ def expected_curve(
         samples (they differ only by sampling noise).
     quantiles : (float, float), default=(0.05, 0.95)
         Levels of the ``lower`` and ``upper`` columns.
+    progress : callable, optional
+        Called with the number of grid points of the random rankings just finished:
+        ``n_random * len(curve_grid(grid, n_features))`` in all.
 
     Returns
     -------
@@ -391,11 +413,12 @@ def expected_curve(
     if n_random < 1:
         raise InvalidParameterError(f"n_random must be an integer >= 1; got {n_random}")
     lo, hi = _check_quantiles(quantiles)
+    check_progress(progress)
     setup = _Setup(X, y, estimator, scoring, cv, grid, random_state)
     rng = np.random.default_rng(setup.perm_seed)
     n = setup.X.shape[1]
     orders = [rng.permutation(n) for _ in range(n_random)]
-    ffa, rfa = _evaluate(setup, orders, n_jobs)
+    ffa, rfa = _evaluate(setup, orders, n_jobs, progress)
     ffa, rfa = ffa.mean(axis=-1), rfa.mean(axis=-1)  # (n_random, len(grid))
     both = np.vstack([ffa, rfa])
     mean = both.mean(axis=0)
@@ -517,6 +540,7 @@ def eca(
     X=None,
     y=None,
     n_random: int = 100,
+    progress: Callable[[int], None] | None = None,
     **curve_params,
 ) -> float:
     """Error curve average difference ECA = (FFA_delta - RFA_delta) / 2 (Eq. 4); > 0: a is better.
@@ -543,6 +567,11 @@ def eca(
         Needed when ``a`` or ``b`` is a ranking.
     n_random : int, default=100
         Random rankings of the expected curve when one must be sampled.
+    progress : callable, optional
+        Passed to every curve computed here (see :func:`ffa_rfa`): the calls add up to
+        ``len(grid)`` for each of ``a`` and ``b`` given as a ranking, plus
+        ``n_random * len(grid)`` when the expected curve is sampled; none when only curves
+        are given.
     **curve_params
         Passed to :func:`ffa_rfa` / :func:`expected_curve` (estimator, scoring, cv, grid,
         n_jobs, random_state). One seed is used for every curve, so all share the folds.
@@ -558,6 +587,7 @@ def eca(
     0.116667
     """
     weighting = _check_weighting(weighting)
+    check_progress(progress)
     a_is_curve = isinstance(a, pd.DataFrame)
     b_is_random = isinstance(b, str) and b == "random"
     if isinstance(b, str) and not b_is_random:
@@ -580,12 +610,12 @@ def eca(
             else int(np.random.SeedSequence().generate_state(1)[0])
         )
         if not a_is_curve:
-            a = ffa_rfa(a, X, y, **curve_params)
+            a = ffa_rfa(a, X, y, progress=progress, **curve_params)
         if b_is_random and weighting not in _POSITION_ONLY:
-            b = expected_curve(X, y, n_random=n_random, **curve_params)
+            b = expected_curve(X, y, n_random=n_random, progress=progress, **curve_params)
             b_is_random = False
         elif not b_is_random and not isinstance(b, pd.DataFrame):
-            b = ffa_rfa(b, X, y, **curve_params)
+            b = ffa_rfa(b, X, y, progress=progress, **curve_params)
     elif curve_params:
         raise InvalidParameterError(
             f"{sorted(curve_params)} only apply when curves must be computed from rankings"

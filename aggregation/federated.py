@@ -30,6 +30,7 @@ site comes first, and sites agree on one order without talking to each other.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -38,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import delayed
 
 from aggregation import combine
 from aggregation._sites import (
@@ -52,10 +53,10 @@ from aggregation._sites import (
     _site_sources,
     rank_one_site,
 )
+from aggregation._tasks import check_progress, run_in_order
 from aggregation.compare import pairwise
 from aggregation.ranking import GenericRanking, Ranking, _fmt
 from rankers.exceptions import InvalidInputError, InvalidParameterError
-from rankers.validation import check_n_jobs
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -350,6 +351,7 @@ def rank_sites(
     on_error: str = "report",
     on_mismatch: str = "raise",
     verbose: int = 0,
+    progress: Callable[[int], None] | None = None,
 ) -> SiteRankings:
     """Rank every site's data where it lives, then aggregate the rankings (SPEC §6).
 
@@ -391,7 +393,10 @@ def rank_sites(
         their rankings' feature names, as the Flower server does. Without such a majority
         (two sites, or two camps) no site is the odd one and the mismatch is raised.
     verbose : int, default=0
-        Show a progress bar over the sites when > 0.
+        Show a progress bar over the sites when > 0 (and ``progress`` is None).
+    progress : callable, optional
+        Called with 1 as each site finishes (loaded and ranked, or failed), in site order:
+        one call per site, e.g. a ``tqdm(total=len(sites))`` bar's ``update``.
 
     Returns
     -------
@@ -433,16 +438,19 @@ def rank_sites(
     named = {s: d for s, d in frames.items() if all(isinstance(c, str) for c in d.columns)}
     if on_mismatch == "raise":
         _check_same_features({s: _features(d, target) for s, d in named.items()})
+    check_progress(progress)
     seeds = _site_seeds(random_state, len(sources))
     jobs = (
         delayed(_site_job)(s, d, proto, None, target, seed, on_error)
         for (s, d), seed in zip(sources.items(), seeds, strict=True)
     )
-    outcomes = Parallel(n_jobs=check_n_jobs(n_jobs), return_as="generator")(jobs)
-    if verbose:
-        from tqdm.auto import tqdm
+    with contextlib.ExitStack() as stack:
+        if verbose and progress is None:
+            from tqdm.auto import tqdm
 
-        outcomes = tqdm(outcomes, total=len(sources), desc="sites", unit="site")
+            bar = stack.enter_context(tqdm(total=len(sources), desc="sites", unit="site"))
+            progress = bar.update
+        outcomes = run_in_order(jobs, n_jobs=n_jobs, progress=progress)
     rankings: dict[str, Ranking] = {}
     failed: dict[str, str] = {}
     sizes = {s: len(d) for s, d in frames.items()}
