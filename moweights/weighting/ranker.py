@@ -31,6 +31,7 @@ from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.exceptions import MoweightsError
 from rankers.memory import check_memory
+from rankers.preprocessing import minmax_scale
 
 __all__ = ["FRONT_TO_RANKING", "MOWeighting"]
 
@@ -211,8 +212,7 @@ class MOWeighting(BaseRanker):
             "lower max_pairs (C4 holds max_pairs x n_features differences, and "
             "max_pairs=None keeps all m(m-1)/2 pairs), lower pop_size, or fewer features",
         )
-        lo, hi = X.min(axis=0), X.max(axis=0)
-        Xs = (X - lo) / (hi - lo)  # constant columns never reach _score
+        Xs = minmax_scale(X)  # constant columns never reach _score
         criteria = Criteria(Xs, y, keys, max_pairs=self.max_pairs, rng=pair_rng)
         problem = WeightingProblem(criteria, objectives)
         mutation = 1.0 / n if self.mutation_prob is None else float(self.mutation_prob)
