@@ -11,8 +11,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
-from sklearn.utils.multiclass import type_of_target
 
 from rankers.exceptions import FewSamplesWarning, InvalidInputError, InvalidParameterError
 
@@ -154,6 +152,8 @@ def check_X(
         For non-numeric columns, NaN or infinite values (naming the columns), wrong
         dimensionality, or fewer than ``min_samples`` samples / ``min_features`` features.
     """
+    import scipy.sparse as sp  # imported with the first X checked, not with the package
+
     if X is None:
         raise InvalidInputError(f"{what} is None; pass a 2-D array or DataFrame")
     names = feature_names_of(X)
@@ -355,6 +355,8 @@ _NO_MULTIOUTPUT = (
 
 def _type_of(y) -> str:
     """scikit-learn's name for the kind of target ``y`` is, or "unknown"."""
+    from sklearn.utils.multiclass import type_of_target  # scikit-learn only when needed
+
     try:
         return str(type_of_target(y))
     except (TypeError, ValueError):  # mixed label types, NaN, inf

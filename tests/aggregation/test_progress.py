@@ -10,9 +10,15 @@ import pandas as pd
 import pytest
 from tqdm import tqdm
 
-from aggregation.clustering import cluster_scores
-from aggregation.curves import topk_curve
-from aggregation.error_curves import curve_grid, eca, expected_curve, ffa_rfa, ffa_rfa_many
+from aggregation.evaluation import (
+    cluster_scores,
+    curve_grid,
+    eca,
+    expected_curve,
+    ffa_rfa,
+    ffa_rfa_many,
+    topk_curve,
+)
 from aggregation.federated import rank_sites
 from aggregation.ranking import Ranking
 from rankers.exceptions import InvalidParameterError

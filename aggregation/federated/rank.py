@@ -1,194 +1,48 @@
-"""Federated per-site ranking: rank each site's data where it lives, aggregate only rankings.
+"""Federated per-site ranking in one process: :func:`rank_sites` and its result.
 
-The multiobjective weighting paper (§1, §2.3, §3) ranks horizontally distributed data that
-cannot be pooled: each location ranks its own features and the local rankings are
-aggregated, e.g. into a generic ranking, whose single block signals incompatible sites.
-
-Two steps, kept apart on purpose:
-
-1. :func:`rank_one_site` (run per site, through joblib, so a Dask cluster can take over with
-   ``joblib.parallel_config(backend="dask")``) reads the site's data -- a DataFrame, a
-   csv/tsv/parquet path read inside the job, or a zero-argument loader called inside the
-   job -- fits a fresh clone of the ranker and returns a :class:`~aggregation.Ranking`.
-2. :func:`aggregate_rankings` receives ``{site: Ranking}`` and nothing else.
-
-**What leaves a site**: its :class:`~aggregation.Ranking` (feature names, one score per
-feature, the method's name and the order) and its number of rows (for ``weights="size"``,
-like Flower's ``num_examples``); for a failed site, the error message instead (with
-``on_error="raise"``, the exception). No row, column of values or fitted model leaves the
-per-site job. The error message is kept whole here, as it stays in this process; across
-machines (:mod:`aggregation.flower`) a site sends only the error's type and a fixed message.
-
-Sites whose feature sets differ stop the run (``on_mismatch="raise"``) or are dropped from
-the aggregation and listed in ``failed`` (``on_mismatch="drop"``: the sites holding the
-feature set that more than half of the sites hold are kept).
-
-Every site puts its feature columns in natural sort order of their names (``x2`` before
-``x10``) before fitting, so results depend neither on a site's column order nor on which
-site comes first, and sites agree on one order without talking to each other.
+:func:`rank_sites` runs the per-site step (:func:`~aggregation.federated.sites.rank_one_site`,
+one joblib task per site) and then the aggregation of the rankings
+(:func:`~aggregation.federated.aggregate.aggregate_rankings`); :class:`SiteRankings` holds
+the per-site rankings, their aggregates, the site similarity and the compatibility verdict.
+What leaves a site, and how mismatched sites are handled: see :mod:`aggregation.federated`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import difflib
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from joblib import delayed
 
-from aggregation import combine
-from aggregation._sites import (
-    SiteData,
-    _check_same_features,
-    _features,
-    _make_ranker,
-    _odd_sites,
-    _site_job,
-    _site_seeds,
-    _site_sources,
-    rank_one_site,
-)
 from aggregation._tasks import check_progress, run_in_order
-from aggregation.compare import pairwise
-from aggregation.ranking import GenericRanking, Ranking, _fmt
+from aggregation.combine import check_methods
+from aggregation.federated.aggregate import (
+    HierarchicalRanking,
+    aggregate_hierarchy,
+    aggregate_rankings,
+    site_similarity,
+)
+from aggregation.federated.sites import (
+    SiteData,
+    check_same_features,
+    make_ranker,
+    odd_sites,
+    site_features,
+    site_job,
+    site_sources,
+    spawn_seeds,
+)
+from aggregation.ranking import AnyRanking, GenericRanking, Ranking
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = [
-    "AGGREGATES",
-    "HierarchicalRanking",
-    "SiteRankings",
-    "aggregate_hierarchy",
-    "aggregate_rankings",
-    "rank_one_site",
-    "rank_sites",
-]
-
-AnyRanking = Union[Ranking, GenericRanking]  # noqa: UP007 - used at runtime on py3.10
-
-#: aggregation methods by name; "weighted_mean_rank" needs weights
-AGGREGATES: dict[str, Callable[..., AnyRanking]] = {
-    "generic": combine.generic,
-    "mean_rank": combine.mean_rank,
-    "median_rank": combine.median_rank,
-    "borda": combine.borda,
-    "weighted_mean_rank": combine.weighted_mean_rank,
-    "vote": combine.vote,
-    "kemeny": combine.kemeny,
-}
-
-
-def _check_methods(aggregate: str | Sequence[str], allowed=AGGREGATES) -> list[str]:
-    methods = [aggregate] if isinstance(aggregate, str) else list(aggregate)
-    if not methods:
-        raise InvalidParameterError(f"aggregate names no method; choose from {', '.join(allowed)}")
-    for m in methods:
-        if m not in allowed:
-            close = difflib.get_close_matches(str(m), list(allowed), n=2)
-            hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
-            raise InvalidParameterError(
-                f"unknown aggregation {m!r}{hint} Known: {', '.join(allowed)}"
-            )
-    return list(dict.fromkeys(methods))
-
-
-def _site_weights(weights: Any, sites: list[str]) -> Any:
-    if isinstance(weights, Mapping):
-        absent = [s for s in sites if s not in weights]
-        if absent:
-            raise InvalidParameterError(f"weights has no value for site(s) {_fmt(absent)}")
-        return [weights[s] for s in sites]
-    if isinstance(weights, str):
-        raise InvalidParameterError(
-            f"weights={weights!r} is only known to rank_sites; here pass a mapping site -> "
-            "weight or one number per ranking"
-        )
-    return weights
-
-
-# ------------------------------------------------------------------ aggregation
-def aggregate_rankings(
-    rankings: Mapping[str, AnyRanking],
-    aggregate: str | Sequence[str] = ("generic", "mean_rank"),
-    weights: Mapping[str, float] | Sequence[float] | None = None,
-) -> dict[str, AnyRanking]:
-    """Aggregate per-site rankings; this step only ever sees rankings, never data.
-
-    Parameters
-    ----------
-    rankings : mapping site -> Ranking or GenericRanking
-        At least one, over one feature set (matched by name).
-    aggregate : str or sequence of str, default=("generic", "mean_rank")
-        Methods from :data:`AGGREGATES`: "generic", "mean_rank", "median_rank", "borda",
-        "weighted_mean_rank", "vote", "kemeny" (see :mod:`aggregation.combine`).
-    weights : mapping site -> float or sequence, optional
-        For "weighted_mean_rank" (required by it): one non-negative weight per site, e.g.
-        the site sizes; a sequence follows the order of ``rankings``.
-
-    Returns
-    -------
-    dict
-        Method name -> aggregated ranking (a GenericRanking for "generic", else a Ranking).
-
-    Raises
-    ------
-    InvalidParameterError
-        An item is not a ranking (naming its site), an unknown method, or missing weights.
-    FeatureMismatchError
-        The sites' feature sets differ; each site's missing and extra features are listed.
-    """
-    if not isinstance(rankings, Mapping) or not rankings:
-        raise InvalidParameterError("rankings must be a non-empty mapping site -> Ranking")
-    wrong = [f"{k!r} ({type(r).__name__})" for k, r in rankings.items() if not _is_ranking(r)]
-    if wrong:
-        raise InvalidParameterError(
-            "aggregate_rankings takes rankings only (Ranking or GenericRanking); not for "
-            "site(s) " + ", ".join(wrong)
-        )
-    methods = _check_methods(aggregate)
-    sites = list(rankings)
-    _check_same_features({s: r.names for s, r in rankings.items()})
-    inputs = [rankings[s] for s in sites]
-    out: dict[str, AnyRanking] = {}
-    for m in methods:
-        if m == "weighted_mean_rank":
-            if weights is None:
-                raise InvalidParameterError(
-                    "weighted_mean_rank needs weights (e.g. the site sizes), one per site"
-                )
-            out[m] = combine.weighted_mean_rank(inputs, _site_weights(weights, sites))
-        else:
-            out[m] = AGGREGATES[m](inputs)
-    return out
-
-
-def _is_ranking(r: object) -> bool:
-    return isinstance(r, (Ranking, GenericRanking))
-
-
-def _similarity(rankings: Mapping[str, AnyRanking]) -> dict[str, pd.DataFrame]:
-    """Pairwise s-measure and Spearman matrices of the sites, labelled by site."""
-    sites = list(rankings)
-    inputs = list(rankings.values())
-    out = {"s_measure": pairwise(inputs, "s_measure", labels=sites)}
-    # Spearman is undefined for a site that ties every feature: NaN there, not an error.
-    ok = [s for s in sites if rankings[s].ranks.nunique() > 1]
-    rho = pd.DataFrame(np.nan, index=pd.Index(sites), columns=pd.Index(sites))
-    if len(ok) == 1:  # compare.pairwise's Spearman kernel needs two rows (np.corrcoef)
-        rho.loc[ok, ok] = 1.0
-    elif ok:
-        sub = pairwise([rankings[s] for s in ok], "spearman", labels=ok)
-        rho.loc[ok, ok] = sub.to_numpy()
-    rho.attrs["measure"] = "spearman"
-    out["spearman"] = rho
-    return out
+__all__ = ["SiteRankings", "rank_sites"]
 
 
 # ------------------------------------------------------------------ the result
@@ -245,6 +99,29 @@ class SiteRankings:
         if len(self.rankings) < 2 or self.generic.n_features < 2:
             return None
         return self.s > 1
+
+    @classmethod
+    def from_rankings(
+        cls,
+        ranker: str,
+        rankings: Mapping[str, Ranking],
+        aggregated: Mapping[str, AnyRanking],
+        failed: Mapping[str, str] | None = None,
+        sizes: Mapping[str, int] | None = None,
+    ) -> SiteRankings:
+        """The result for these per-site rankings and aggregates: the site similarity and
+        the sites' generic ranking are computed here (as :func:`rank_sites` and the Flower
+        server both need)."""
+        generic = aggregated.get("generic") or aggregate_rankings(rankings, "generic")["generic"]
+        return cls(
+            ranker=ranker,
+            rankings=dict(rankings),
+            aggregated=dict(aggregated),
+            similarity=site_similarity(rankings),
+            generic=generic,
+            failed=dict(failed or {}),
+            sizes=dict(sizes or {}),
+        )
 
     def hierarchy(self, regions: Mapping[str, Any], method: str = "generic") -> HierarchicalRanking:
         """Aggregate sites -> regions -> global; see :func:`aggregate_hierarchy`."""
@@ -431,17 +308,17 @@ def rank_sites(
         raise InvalidParameterError(
             f"weights must be None, 'size' or a mapping site -> weight, got {weights!r}"
         )
-    sources = _site_sources(sites, site_column)
-    methods = _check_methods(aggregate)
-    proto = _make_ranker(ranker, params)
+    sources = site_sources(sites, site_column)
+    methods = check_methods(aggregate)
+    proto = make_ranker(ranker, params)
     frames = {s: d for s, d in sources.items() if isinstance(d, pd.DataFrame)}
     named = {s: d for s, d in frames.items() if all(isinstance(c, str) for c in d.columns)}
     if on_mismatch == "raise":
-        _check_same_features({s: _features(d, target) for s, d in named.items()})
+        check_same_features({s: site_features(d, target) for s, d in named.items()})
     check_progress(progress)
-    seeds = _site_seeds(random_state, len(sources))
+    seeds = spawn_seeds(random_state, len(sources))
     jobs = (
-        delayed(_site_job)(s, d, proto, None, target, seed, on_error)
+        delayed(site_job)(s, d, proto, None, target, seed, on_error)
         for (s, d), seed in zip(sources.items(), seeds, strict=True)
     )
     with contextlib.ExitStack() as stack:
@@ -464,127 +341,14 @@ def rank_sites(
             "no site could be ranked:\n" + "\n".join(f"  {s}: {e}" for s, e in failed.items())
         )
     if on_mismatch == "drop":
-        for site, why in _odd_sites({s: r.names for s, r in rankings.items()}).items():
+        for site, why in odd_sites({s: r.names for s, r in rankings.items()}).items():
             del rankings[site]
             failed[site] = why
         failed = {s: failed[s] for s in sources if s in failed}  # in site order
     if "weighted_mean_rank" in methods and not isinstance(weights, Mapping):
         weights = {s: sizes[s] for s in rankings}
     aggregated = aggregate_rankings(rankings, methods, weights)
-    if "generic" in aggregated:
-        generic = aggregated["generic"]
-    else:
-        generic = aggregate_rankings(rankings, "generic")["generic"]
     name = ranker if isinstance(ranker, str) else getattr(proto, "name", type(proto).__name__)
-    return SiteRankings(
-        ranker=str(name),
-        rankings=rankings,
-        aggregated=aggregated,
-        similarity=_similarity(rankings),
-        generic=generic,
-        failed=failed,
-        sizes={s: sizes[s] for s in sources if s in sizes},
+    return SiteRankings.from_rankings(
+        str(name), rankings, aggregated, failed, sizes={s: sizes[s] for s in sources if s in sizes}
     )
-
-
-# ------------------------------------------------------------------ hierarchy
-@dataclass(frozen=True)
-class HierarchicalRanking:
-    """Rankings aggregated level by level: sites -> regions (-> sub-regions) -> global.
-
-    Attributes
-    ----------
-    global_ranking : Ranking or GenericRanking
-        The aggregate of the top-level regions.
-    regions : dict
-        Every region (at any depth) -> the aggregate of its members, deepest first.
-    method : str
-        The aggregation used at every level.
-    """
-
-    global_ranking: AnyRanking
-    regions: dict[str, AnyRanking]
-    method: str
-
-
-def _leaves(tree: Mapping[str, Any], path: str = "") -> list[tuple[str, list[str]]]:
-    """(region, its sites) for every region holding sites; checks the tree's shape."""
-    out = []
-    for region, members in tree.items():
-        where = f"{path}{region!s}"
-        if isinstance(members, Mapping):
-            out += _leaves(members, where + " / ")
-        elif isinstance(members, str) or not isinstance(members, Sequence):
-            raise InvalidParameterError(
-                f"region {where!r}: give a list of site names or a mapping of sub-regions, "
-                f"not {type(members).__name__}"
-            )
-        else:
-            out.append((where, [str(m) for m in members]))
-    return out
-
-
-def aggregate_hierarchy(
-    hierarchy: Mapping[str, Any],
-    rankings: Mapping[str, AnyRanking] | SiteRankings,
-    method: str = "generic",
-) -> HierarchicalRanking:
-    """Aggregate per-site rankings region by region, then the regions into one ranking.
-
-    With ``method="generic"`` the result equals the generic ranking of all sites at once:
-    ``generic`` never splits an input's blocks and is associative, so sites -> regions ->
-    global loses nothing. Rank-based methods ("mean_rank", ...) aggregate the regions'
-    aggregates, which in general differs from aggregating all sites at once.
-
-    Parameters
-    ----------
-    hierarchy : mapping
-        Region -> list of site names, or region -> mapping of sub-regions (any depth).
-        Region names must be distinct at all depths; every ranked site in exactly one region.
-    rankings : mapping site -> Ranking/GenericRanking, or SiteRankings
-        With a SiteRankings, its failed sites may appear in ``hierarchy`` and are skipped;
-        a region left without ranked sites is left out.
-    method : str, default="generic"
-        One of :data:`AGGREGATES` except "weighted_mean_rank".
-
-    Returns
-    -------
-    HierarchicalRanking
-    """
-    failed: set[str] = set()
-    if isinstance(rankings, SiteRankings):
-        failed, rankings = set(rankings.failed), rankings.rankings
-    allowed = {k: v for k, v in AGGREGATES.items() if k != "weighted_mean_rank"}
-    (method,) = _check_methods(str(method), allowed)
-    if not isinstance(hierarchy, Mapping) or not hierarchy:
-        raise InvalidParameterError("hierarchy must be a non-empty mapping region -> sites")
-    leaves = _leaves(hierarchy)
-    placed = Counter(s for _, members in leaves for s in members)
-    problems = []
-    for label, bad in (
-        ("unknown site(s)", [s for s in placed if s not in rankings and s not in failed]),
-        ("site(s) in more than one region", [s for s, c in placed.items() if c > 1]),
-        ("site(s) in no region", [s for s in rankings if s not in placed]),
-    ):
-        if bad:
-            problems.append(f"{label}: {_fmt(bad)}")
-    if problems:
-        raise InvalidParameterError("hierarchy does not fit the sites; " + "; ".join(problems))
-    regions: dict[str, AnyRanking] = {}
-
-    def combine_node(name: str, members: Any) -> AnyRanking | None:
-        if isinstance(members, Mapping):
-            parts = {str(k): combine_node(str(k), v) for k, v in members.items()}
-        else:
-            parts = {str(s): rankings[str(s)] for s in members if str(s) in rankings}
-        parts = {k: v for k, v in parts.items() if v is not None}
-        if not parts:
-            return None
-        if name in regions:
-            raise InvalidParameterError(f"region name {name!r} is used twice")
-        regions[name] = aggregate_rankings(parts, method)[method]
-        return regions[name]
-
-    top = {str(k): combine_node(str(k), v) for k, v in hierarchy.items()}
-    top = {k: v for k, v in top.items() if v is not None}
-    return HierarchicalRanking(aggregate_rankings(top, method)[method], regions, method)

@@ -11,7 +11,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from aggregation.stats import FriedmanResult, NemenyiResult, _groups, critical_difference
+from aggregation.evaluation.stats import (
+    FriedmanResult,
+    NemenyiResult,
+    cd_groups,
+    critical_difference,
+)
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 
 if TYPE_CHECKING:  # matplotlib stays unimported until a plot is drawn
@@ -62,7 +67,7 @@ def _inputs(
         )
     if cd is not None and not (isinstance(cd, (int, float, np.floating)) and cd > 0):
         raise InvalidParameterError(f"cd must be a positive number or None, got {cd!r}")
-    groups = _groups(values, float(cd)) if cd is not None else ()
+    groups = cd_groups(values, float(cd)) if cd is not None else ()
     return values, (None if cd is None else float(cd)), groups
 
 

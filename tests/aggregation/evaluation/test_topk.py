@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from aggregation.curves import geometric_grid, topk_curve
+from aggregation.evaluation.topk import geometric_grid, topk_curve
 from rankers import BaseRanker
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 
