@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aggregation._lazy import attach
+from rankers._lazy import attach
 
 _NAMES = {
     "aggregation.ranking": ("GenericRanking", "Ranking"),

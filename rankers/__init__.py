@@ -8,9 +8,9 @@ which the registry loads only when asked for one.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from rankers._lazy import attach
 from rankers.exceptions import (
     ConfigError,
     FeatureMismatchError,
@@ -70,16 +70,12 @@ _SUBMODULES = frozenset(
 )
 
 
+_getattr, _dir = attach(__name__, _LAZY, submodules=_SUBMODULES, public=__all__)
+
+
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-    elif name in _SUBMODULES:
-        value = importlib.import_module(f"rankers.{name}")
-    else:
-        raise AttributeError(f"module 'rankers' has no attribute {name!r}")
-    globals()[name] = value
-    return value
+    return _getattr(name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return _dir()

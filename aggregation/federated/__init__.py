@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aggregation._lazy import attach
+from rankers._lazy import attach
 
 _MODULES = {
     "aggregate": (

@@ -1,8 +1,9 @@
 """Package façades that import their modules on first access (PEP 562).
 
-``import aggregation`` then costs nothing: pandas, scipy and scikit-learn are imported with
-the first name that needs them, and a static reader still finds every name in the
-package's ``__all__`` and its ``TYPE_CHECKING`` imports.
+``import rankers`` or ``import aggregation`` then costs nothing: pandas, scipy and
+scikit-learn are imported with the first name that needs them, and a static reader still
+finds every name in the package's ``__all__``. Used by the façades of both packages (the
+lower layer holds it).
 """
 
 from __future__ import annotations
