@@ -230,7 +230,8 @@ def rank_sites(
     verbose: int = 0,
     progress: Callable[[int], None] | None = None,
 ) -> SiteRankings:
-    """Rank every site's data where it lives, then aggregate the rankings (SPEC §6).
+    """Rank every site's data where it lives, then aggregate the rankings (docs/design.md,
+    "Federated per-site ranking").
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""The entry-point registry (SPEC §3)."""
+"""The entry-point registry (docs/design.md, "The registry")."""
 
 from __future__ import annotations
 

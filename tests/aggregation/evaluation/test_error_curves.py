@@ -1,4 +1,4 @@
-"""FFA/RFA error curves, the expected random curve and the ECA (error-curve paper, SPEC §7)."""
+"""FFA/RFA error curves, the expected random curve and the ECA (the error-curve paper, §3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The top-k kNN curve (SPEC §7)."""
+"""The top-k kNN curve (docs/design.md, "Evaluation")."""
 
 from __future__ import annotations
 
