@@ -20,7 +20,6 @@ from __future__ import annotations
 import difflib
 import inspect
 import warnings
-from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING
 
 from rankers.exceptions import (
@@ -31,6 +30,8 @@ from rankers.exceptions import (
 )
 
 if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
     import pandas as pd
 
 __all__ = ["ENTRY_POINT_GROUP", "available", "broken", "get", "get_class", "register", "reload"]
@@ -55,6 +56,8 @@ def _entry_points() -> dict[str, EntryPoint]:
     """The group's entry points by normalised name (the first one wins on a clash)."""
     global _points
     if _points is None:
+        from importlib.metadata import entry_points  # read when a ranker is first asked for
+
         found: dict[str, EntryPoint] = {}
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             found.setdefault(_normalise(ep.name), ep)
