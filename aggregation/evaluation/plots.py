@@ -82,7 +82,7 @@ def plot_error_curves(
         Curves with columns ``i``, ``ffa``, ``rfa``. Unlabelled curves are named after
         ``attrs["ranking"]`` (the ranking's method) or their position.
     expected : DataFrame, optional
-        From :func:`aggregation.error_curves.expected_curve`.
+        From :func:`aggregation.evaluation.expected_curve`.
     which : {"both", "ffa", "rfa"}, default="both"
     band : {"quantile", "std"} or None, default="quantile"
         The expected curve's band: between its ``lower`` and ``upper`` quantiles, or its

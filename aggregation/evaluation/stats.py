@@ -11,7 +11,7 @@ A missing value (NaN) marks a run that failed; ``nan_policy="omit"`` (default) d
 that have one, with a warning naming them, because ranking needs every method on a data set;
 ``"raise"`` refuses. Infinite values are rejected: a failed run should be NaN.
 
-The Bayesian comparison of two methods lives in :mod:`aggregation.bayes` (optional extra
+The Bayesian comparison of two methods lives in :mod:`aggregation.evaluation.bayes` (optional extra
 ``moweights[bayes]``).
 """
 

@@ -170,7 +170,8 @@ def write_app(directory: str | Path, **run_config: str | int | float) -> Path:
     """Write a Flower app folder (just a ``pyproject.toml``) that runs this module's apps.
 
     Flower's ``flwr run DIRECTORY`` bundles the folder and sends it to the SuperLink; the
-    components point at ``aggregation.flower``, so every machine needs moweights installed.
+    components point at ``aggregation.federated.flower``, so every machine needs moweights
+    installed.
 
     Parameters
     ----------

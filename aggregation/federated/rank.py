@@ -262,7 +262,7 @@ def rank_sites(
         A site whose loading or ranking raises is listed in ``failed`` and the others are
         aggregated; "raise" re-raises the first error (noting the site). The message is kept
         whole in ``failed``: it stays in this process (the Flower server, where results are
-        shared, gets a fixed one; see :mod:`aggregation.flower`).
+        shared, gets a fixed one; see :mod:`aggregation.federated.flower`).
     on_mismatch : {"raise", "drop"}, default="raise"
         Sites whose feature sets differ: "raise" stops every site (FeatureMismatchError);
         "drop" keeps the sites holding the feature set that more than half of the sites
