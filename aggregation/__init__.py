@@ -1,32 +1,73 @@
-"""Everything that takes rankings (and data) and gives a combined ranking or a verdict."""
+"""Everything that takes rankings (and data) and gives a combined ranking or a verdict.
 
-from aggregation import (
-    clustering,
-    combine,
-    compare,
-    curves,
-    error_curves,
-    federated,
-    plots,
-    stats,
+- :mod:`~aggregation.ranking`: :class:`Ranking` (one scored ranking) and
+  :class:`GenericRanking` (an ordered partition of the features).
+- :mod:`~aggregation.combine` (with :mod:`~aggregation.consensus`): combine several
+  rankings into one; :data:`~aggregation.combine.METHODS` is the table of methods by name.
+- :mod:`~aggregation.compare`: similarity of rankings, pairwise matrices, stability.
+- :mod:`~aggregation.plots`: figures of rankings and of evaluation results.
+- :mod:`aggregation.federated`: rank each site where its data lives, aggregate the
+  rankings (in one process, or across machines with Flower).
+- :mod:`aggregation.evaluation`: top-k and error curves, clustering, statistics.
+
+The old module paths (``aggregation.curves``, ``aggregation.error_curves``,
+``aggregation.clustering``, ``aggregation.stats``, ``aggregation.bayes``,
+``aggregation.flower``) still work. Names are imported on first access (PEP 562), so
+``import aggregation`` imports neither pandas, scipy nor scikit-learn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rankers._lazy import attach
+
+_NAMES = {
+    "aggregation.ranking": ("GenericRanking", "Ranking"),
+    "aggregation.combine": (
+        "borda",
+        "generic",
+        "kemeny",
+        "mean_rank",
+        "median_rank",
+        "vote",
+        "vote_table",
+        "weighted_mean_rank",
+    ),
+    "aggregation.compare": ("pairwise", "s_measure", "stability"),
+    "aggregation.federated": (
+        "SiteRankings",
+        "aggregate_hierarchy",
+        "aggregate_rankings",
+        "rank_sites",
+    ),
+    "aggregation.evaluation": (
+        "average_ranks",
+        "cluster_scores",
+        "eca",
+        "expected_curve",
+        "ffa_rfa",
+        "friedman",
+        "geometric_grid",
+        "nemenyi",
+        "topk_curve",
+    ),
+}
+_SUBMODULES = (
+    "bayes",
+    "clustering",
+    "combine",
+    "compare",
+    "consensus",
+    "curves",
+    "error_curves",
+    "evaluation",
+    "federated",
+    "flower",
+    "plots",
+    "ranking",
+    "stats",
 )
-from aggregation.clustering import cluster_scores
-from aggregation.combine import (
-    borda,
-    generic,
-    kemeny,
-    mean_rank,
-    median_rank,
-    vote,
-    vote_table,
-    weighted_mean_rank,
-)
-from aggregation.compare import pairwise, s_measure, stability
-from aggregation.curves import geometric_grid, topk_curve
-from aggregation.error_curves import eca, expected_curve, ffa_rfa
-from aggregation.federated import SiteRankings, aggregate_hierarchy, aggregate_rankings, rank_sites
-from aggregation.ranking import GenericRanking, Ranking
-from aggregation.stats import average_ranks, friedman, nemenyi
 
 __all__ = [
     "GenericRanking",
@@ -43,6 +84,7 @@ __all__ = [
     "curves",
     "eca",
     "error_curves",
+    "evaluation",
     "expected_curve",
     "federated",
     "ffa_rfa",
@@ -64,3 +106,18 @@ __all__ = [
     "vote_table",
     "weighted_mean_rank",
 ]
+
+_getattr, _dir = attach(
+    __name__,
+    {name: module for module, names in _NAMES.items() for name in names},
+    submodules=_SUBMODULES,
+    public=__all__,
+)
+
+
+def __getattr__(name: str) -> Any:
+    return _getattr(name)
+
+
+def __dir__() -> list[str]:
+    return _dir()

@@ -1,25 +1,25 @@
 """Aligning several rankings of one feature set: the shared first step of every combination
-and comparison (private to the aggregation package)."""
+and comparison (used inside the aggregation package)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Union
 
 import numpy as np
 import pandas as pd
 
-from aggregation.ranking import GenericRanking, Ranking, _fmt, _natural_key
+from aggregation._names import format_names, natural_key
+from aggregation.ranking import AnyRanking, GenericRanking, Ranking
 from rankers.exceptions import FeatureMismatchError, InvalidInputError, InvalidParameterError
 
-AnyRanking = Union[Ranking, GenericRanking]  # noqa: UP007 - used at runtime on py3.10
+__all__ = ["aligned", "block_ends", "is_ranking"]
 
 
 def _label(pos: int, r: AnyRanking) -> str:
     return f"input {pos} ({r.method!r})" if r.method else f"input {pos}"
 
 
-def _block_ends(r: AnyRanking) -> np.ndarray:
+def block_ends(r: AnyRanking) -> np.ndarray:
     """For each feature of ``r`` (in ``r.names`` order), the 1-based end of its block.
 
     A :class:`Ranking`'s blocks are its runs of equal scores: tied features are
@@ -42,31 +42,7 @@ def _block_ends(r: AnyRanking) -> np.ndarray:
     return np.repeat(np.cumsum(sizes), sizes)  # r.names lists the features block by block
 
 
-def _ranks(r: AnyRanking) -> np.ndarray:
-    """Average ranks of ``r`` (1 = best), aligned with ``r.names``; equals ``r.ranks``.
-
-    O(n): a Ranking's ``order_idx`` already sorts its scores, so runs of equal scores are
-    found without sorting again (``rankdata`` would sort, and building the Series costs more
-    than the ranks themselves when thousands of inputs are combined).
-    """
-    if isinstance(r, GenericRanking):
-        sizes = np.array([len(b) for b in r.blocks], dtype=np.intp)
-        return np.repeat(np.cumsum(sizes) - (sizes - 1) / 2.0, sizes)
-    order = r.order_idx
-    n = len(order)
-    ranks = np.empty(n)
-    ordered = r.scores[order]  # non-increasing
-    tied = ordered[1:] == ordered[:-1]
-    if not tied.any():
-        ranks[order] = np.arange(1, n + 1)
-    else:
-        starts = np.flatnonzero(np.r_[True, ~tied])
-        ends = np.r_[starts[1:], n]
-        ranks[order] = np.repeat((starts + 1 + ends) / 2.0, ends - starts)
-    return ranks
-
-
-def _aligned(
+def aligned(
     rankings: Iterable[AnyRanking], values: Callable[[AnyRanking], np.ndarray]
 ) -> tuple[list[AnyRanking], tuple[str, ...], np.ndarray]:
     """Validate the inputs and stack ``values(r)`` into a (q, n) matrix in one feature order.
@@ -88,7 +64,7 @@ def _aligned(
     inputs = list(rankings)
     if not inputs:
         raise InvalidInputError("no rankings to combine; pass at least one")
-    wrong = [f"{i} ({type(r).__name__})" for i, r in enumerate(inputs) if not _is_ranking(r)]
+    wrong = [f"{i} ({type(r).__name__})" for i, r in enumerate(inputs) if not is_ranking(r)]
     if wrong:
         raise InvalidParameterError(
             "every input must be a Ranking or a GenericRanking; not at position(s) "
@@ -108,14 +84,14 @@ def _aligned(
             continue
         idx = ref.get_indexer(listed)
         if len(idx) != len(names) or (idx < 0).any():
-            missing[pos] = sorted(ref.difference(pd.Index(listed)), key=_natural_key)
+            missing[pos] = sorted(ref.difference(pd.Index(listed)), key=natural_key)
             extra[pos] = list(np.asarray(listed, dtype=object)[idx < 0])
         else:
             mat[pos, idx] = values(r)
     if missing:
         lines = [
-            f"  {_label(p, inputs[p])}: missing {_fmt(missing[p]) or 'none'}; "
-            f"extra {_fmt(extra[p]) or 'none'}"
+            f"  {_label(p, inputs[p])}: missing {format_names(missing[p]) or 'none'}; "
+            f"extra {format_names(extra[p]) or 'none'}"
             for p in missing
         ]
         raise FeatureMismatchError(
@@ -127,5 +103,5 @@ def _aligned(
     return inputs, names, mat
 
 
-def _is_ranking(r: object) -> bool:
+def is_ranking(r: object) -> bool:
     return isinstance(r, (Ranking, GenericRanking))

@@ -16,17 +16,21 @@ Conventions shared by the rank-based combinations (:func:`mean_rank`, :func:`med
   (each function says which further keys it uses first).
 
 :func:`vote`, :func:`vote_table` and :func:`kemeny` live in :mod:`aggregation.consensus` and
-are importable from here too.
+are importable from here too. :data:`METHODS` maps every method's name to its function: the
+one table every list of method names derives from (config keys, federated aggregates, the
+Flower run config).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import difflib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from aggregation._align import AnyRanking, _aligned, _block_ends, _ranks
+from aggregation._align import aligned, block_ends
 from aggregation.consensus import (
     KEMENY_MAX_BLOCK,
     KEMENY_MAX_FEATURES,
@@ -34,13 +38,15 @@ from aggregation.consensus import (
     vote,
     vote_table,
 )
-from aggregation.ranking import GenericRanking, Ranking
+from aggregation.ranking import AnyRanking, GenericRanking, Ranking, rank_vector
 from rankers.exceptions import InvalidParameterError
 
 __all__ = [
     "KEMENY_MAX_BLOCK",
     "KEMENY_MAX_FEATURES",
+    "METHODS",
     "borda",
+    "check_methods",
     "generic",
     "kemeny",
     "mean_rank",
@@ -100,7 +106,7 @@ def generic(rankings: Iterable[AnyRanking]) -> GenericRanking:
     # valid cuts are exactly {p : #{E <= p} = p}; any subset of valid cuts is admissible, hence
     # the finest partition uses them all. Valid cuts of generic(a, b) are the cuts valid for
     # both a and b, which gives idempotence, symmetry and associativity.
-    _, names, ends = _aligned(rankings, _block_ends)
+    _, names, ends = aligned(rankings, block_ends)
     n = len(names)
     e_max = ends.max(axis=0)
     at_most = np.cumsum(np.bincount(e_max, minlength=n + 1)[1:])  # at_most[p-1] = #{E <= p}
@@ -149,7 +155,7 @@ def mean_rank(rankings: Iterable[AnyRanking], method: str = "mean_rank") -> Rank
     >>> r.order, (len(r) + 1 - r.scores).tolist()
     (['x', 'y', 'z'], [1.5, 1.5, 3.0])
     """
-    _, names, ranks = _aligned(rankings, _ranks)
+    _, names, ranks = aligned(rankings, rank_vector)
     mean = ranks.mean(axis=0)
     order = np.argsort(mean, kind="stable")
     return Ranking(names, len(names) + 1 - mean, method=method, order_idx=order)
@@ -189,7 +195,7 @@ def median_rank(rankings: Iterable[AnyRanking], method: str = "median_rank") -> 
     >>> r.order, (len(r) + 1 - r.scores).tolist()
     (['a', 'b', 'c'], [1.0, 2.0, 3.0])
     """
-    _, names, ranks = _aligned(rankings, _ranks)
+    _, names, ranks = aligned(rankings, rank_vector)
     median = np.median(ranks, axis=0)
     order = np.lexsort((ranks.mean(axis=0), median))  # stable: then first input's order
     return Ranking(names, len(names) + 1 - median, method=method, order_idx=order)
@@ -233,7 +239,7 @@ def borda(rankings: Iterable[AnyRanking], method: str = "borda") -> Ranking:
     >>> r.order, r.scores.tolist()
     (['x', 'y', 'z'], [3.0, 3.0, 0.0])
     """
-    _, names, ranks = _aligned(rankings, _ranks)
+    _, names, ranks = aligned(rankings, rank_vector)
     # = sum over inputs of (n - rank) without a (q, n) temporary; half-integer sums are
     # exact, so equal totals are real ties
     points = len(ranks) * len(names) - ranks.sum(axis=0)
@@ -312,7 +318,7 @@ def weighted_mean_rank(
     >>> r.order, (len(r) + 1 - r.scores).tolist()
     (['x', 'y', 'z'], [1.5, 2.0, 2.5])
     """
-    _, names, ranks = _aligned(rankings, _ranks)
+    _, names, ranks = aligned(rankings, rank_vector)
     w = _check_weights(weights, len(ranks))
     if not np.array_equal(w, np.round(w)):
         w = w / w.max()  # x / x == 1 exactly: equal fractional weights stay exact
@@ -320,3 +326,59 @@ def weighted_mean_rank(
     # fractional weights make equal weighted means differ in their last bits: the
     # Ranking ties them (rankers.ties) and orders ties by the first input's names
     return Ranking(names, len(names) + 1 - mean, method=method)
+
+
+#: every combination by name, in the order lists of methods show them; "weighted_mean_rank"
+#: also needs ``weights``. Lists of method names derive from this table (``tuple(METHODS)``).
+METHODS: Mapping[str, Callable[..., AnyRanking]] = MappingProxyType(
+    {
+        "generic": generic,
+        "mean_rank": mean_rank,
+        "median_rank": median_rank,
+        "borda": borda,
+        "weighted_mean_rank": weighted_mean_rank,
+        "vote": vote,
+        "kemeny": kemeny,
+    }
+)
+
+
+def check_methods(
+    methods: str | Sequence[str], allowed: Mapping[str, Any] | Sequence[str] = METHODS
+) -> list[str]:
+    """Method names checked against ``allowed`` (default every method), repeats dropped.
+
+    Parameters
+    ----------
+    methods : str or sequence of str
+        One name or several.
+    allowed : mapping or sequence of str, default=METHODS
+        The names accepted here (a subset of :data:`METHODS`).
+
+    Returns
+    -------
+    list of str
+        In the order given.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an empty list or an unknown name (with close matches and the known names).
+
+    Examples
+    --------
+    >>> check_methods(["mean_rank", "generic", "mean_rank"])
+    ['mean_rank', 'generic']
+    """
+    names = [methods] if isinstance(methods, str) else list(methods)
+    known = list(allowed)
+    if not names:
+        raise InvalidParameterError(f"aggregate names no method; choose from {', '.join(known)}")
+    for m in names:
+        if m not in known:
+            close = difflib.get_close_matches(str(m), known, n=2)
+            hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+            raise InvalidParameterError(
+                f"unknown aggregation {m!r}{hint} Known: {', '.join(known)}"
+            )
+    return list(dict.fromkeys(names))

@@ -27,17 +27,18 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from numbers import Real
-from typing import Any, NamedTuple, Union
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 from scipy.spatial.distance import cdist
 from scipy.stats import kendalltau
 
-from aggregation._align import _aligned
+from aggregation._align import aligned
 from aggregation.combine import generic
-from aggregation.ranking import GenericRanking, Ranking
+from aggregation.ranking import AnyRanking, GenericRanking, Ranking
 from rankers.exceptions import InvalidInputError, InvalidParameterError
+from rankers.validation import check_k
 
 __all__ = [
     "MEASURES",
@@ -53,8 +54,6 @@ __all__ = [
     "spearman",
     "stability",
 ]
-
-AnyRanking = Union[Ranking, GenericRanking]  # noqa: UP007 - used at runtime on py3.10
 
 
 class _Inputs(NamedTuple):
@@ -81,15 +80,6 @@ def _who(ctx: _Inputs, i: int) -> str:
 
 
 # --------------------------------------------------------------- parameter checks
-def _check_k(k: Any, n: int, upper: int | None = None) -> int:
-    upper = n if upper is None else upper
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
-        raise InvalidParameterError(f"k must be an integer in 1..{upper}, got {k!r}")
-    if not 1 <= k <= upper:
-        raise InvalidParameterError(f"k must be in 1..{upper} ({n} features), got {k}")
-    return int(k)
-
-
 def _check_p(p: Any) -> float:
     if isinstance(p, (bool, np.bool_)) or not isinstance(p, Real) or not 0 < p < 1:
         raise InvalidParameterError(f"p must be a number in the open interval (0, 1), got {p!r}")
@@ -139,7 +129,7 @@ def _top_overlap(ctx: _Inputs, pairs: np.ndarray, k: int) -> np.ndarray:
 
 
 def _jaccard_values(ctx: _Inputs, pairs: np.ndarray, *, k: int) -> np.ndarray:
-    k = _check_k(k, ctx.mat.shape[1])
+    k = check_k(k, ctx.mat.shape[1])
     inter = _top_overlap(ctx, pairs, k)
     return inter / (2 * k - inter)
 
@@ -151,7 +141,7 @@ def _kuncheva_values(ctx: _Inputs, pairs: np.ndarray, *, k: int) -> np.ndarray:
             f"Kuncheva's index is undefined for k = n = {n}: every top-{n} set is the whole "
             f"feature set (the denominator k(n - k) is 0); use k in 1..{n - 1}"
         )
-    k = _check_k(k, n, upper=n - 1)
+    k = check_k(k, n, upper=n - 1)
     return (_top_overlap(ctx, pairs, k) * n - k * k) / (k * (n - k))
 
 
@@ -160,7 +150,7 @@ def _rbo_values(
 ) -> np.ndarray:
     p = _check_p(p)
     n = ctx.mat.shape[1]
-    k = n if k is None else _check_k(k, n)
+    k = n if k is None else check_k(k, n)
     d = np.arange(1, k + 1)
     weights = p**d
     out = np.empty(len(pairs))
@@ -279,7 +269,7 @@ def _values(
     """The measure for each index pair; validates the feature set once for all inputs."""
     name = _measure_name(measure)
     view, kernel, _ = _KERNELS.get(name, (_position_view, None, False))
-    _, _, mat = _aligned(inputs, view)
+    _, _, mat = aligned(inputs, view)
     ctx = _Inputs(inputs, labels, mat)
     if callable(measure):
         out = np.array([_call(measure, ctx, i, j, params) for i, j in pairs])

@@ -13,8 +13,8 @@ import pandas as pd
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from aggregation._align import AnyRanking, _aligned, _ranks
-from aggregation.ranking import Ranking
+from aggregation._align import aligned
+from aggregation.ranking import AnyRanking, Ranking, rank_vector
 from rankers.exceptions import InvalidParameterError
 
 __all__ = ["KEMENY_MAX_BLOCK", "KEMENY_MAX_FEATURES", "kemeny", "vote", "vote_table"]
@@ -32,7 +32,7 @@ KEMENY_MAX_FEATURES = 1000
 def _vote_columns(rankings: Iterable[AnyRanking]) -> tuple[tuple[str, ...], dict, np.ndarray]:
     """Per feature (first input's order): modal rank, its frequency, number of modes, mean
     rank; and the vote order. Vectorised: one sort of the (n, q) rank matrix, then runs."""
-    _, names, ranks = _aligned(rankings, _ranks)
+    _, names, ranks = aligned(rankings, rank_vector)
     q, n = ranks.shape
     # average ranks are k/2, so 2·rank is an exact small integer; one contiguous row per
     # feature makes the sort (the costly step) run along memory
@@ -290,7 +290,7 @@ def kemeny(rankings: Iterable[AnyRanking], method: str = "kemeny") -> Ranking:
     >>> kemeny(rs).order
     ['a', 'b', 'c', 'd']
     """
-    _, names, ranks = _aligned(rankings, _ranks)
+    _, names, ranks = aligned(rankings, rank_vector)
     n = len(names)
     if n > KEMENY_MAX_FEATURES:
         raise InvalidParameterError(

@@ -3,34 +3,22 @@ ordered partition (:class:`GenericRanking`, the paper's generic ranking, §2.3).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Union
 
 import numpy as np
 import pandas as pd
 from pandas.api.types import infer_dtype
-from scipy.stats import rankdata
-from sklearn.exceptions import NotFittedError
 
-from rankers.exceptions import FeatureMismatchError, InvalidInputError, InvalidParameterError
+from aggregation._names import SHOWN, format_names, natural_key
+from rankers.exceptions import FeatureMismatchError, InvalidInputError
 from rankers.ties import snap_ties
+from rankers.validation import check_k
 
-__all__ = ["GenericRanking", "Ranking"]
+__all__ = ["AnyRanking", "GenericRanking", "Ranking", "natural_key", "rank_vector"]
 
-_SHOWN = 10  # how many names an error message or a repr lists before "... and k more"
-
-
-def _fmt(names: Iterable[Any], limit: int = _SHOWN) -> str:
-    names = list(names)
-    shown = ", ".join(repr(n) for n in names[:limit])
-    return shown + (f" ... and {len(names) - limit} more" if len(names) > limit else "")
-
-
-def _natural_key(name: str) -> tuple:
-    # re.split with a capture group alternates text / digits, so keys always compare.
-    parts = re.split(r"(\d+)", name)
-    return tuple(int(p) if i % 2 else p for i, p in enumerate(parts)), name
+# kept for moweights.pipeline until it imports natural_key (the public name)
+_natural_key = natural_key
 
 
 def _default_names(n: int) -> tuple[str, ...]:
@@ -69,13 +57,13 @@ def _validate_names(names: Any, n: int | None, what: str) -> tuple[str, ...]:
     if len(arr) and infer_dtype(arr, skipna=False) != "string":
         bad = [x for x in arr if not isinstance(x, str)]
         raise InvalidInputError(
-            f"{what} must be strings; not strings: {_fmt(bad)} "
+            f"{what} must be strings; not strings: {format_names(bad)} "
             "(pass names=... or convert them, e.g. with str)"
         )
     index = pd.Index(arr)
     if index.has_duplicates:
         dup = index[index.duplicated()].unique()
-        raise InvalidInputError(f"{what} must be unique; duplicated: {_fmt(dup)}")
+        raise InvalidInputError(f"{what} must be unique; duplicated: {format_names(dup)}")
     return tuple(map(str, arr))
 
 
@@ -98,11 +86,12 @@ def _reorder(have: Sequence[str], want: tuple[str, ...]) -> np.ndarray:
     """Indices into ``have`` listing ``want``; both must hold the same (unique) names."""
     idx = pd.Index(have).get_indexer(want)
     if len(idx) != len(have) or (idx < 0).any():
-        missing = sorted(set(have) - set(want), key=_natural_key)
+        missing = sorted(set(have) - set(want), key=natural_key)
         extra = list(np.asarray(want, dtype=object)[idx < 0])
         raise FeatureMismatchError(
-            f"names must be the same features, reordered; missing: {_fmt(missing) or 'none'}; "
-            f"unknown: {_fmt(extra) or 'none'}",
+            "names must be the same features, reordered; "
+            f"missing: {format_names(missing) or 'none'}; "
+            f"unknown: {format_names(extra) or 'none'}",
             missing={"names": missing},
             extra={"names": extra},
         )
@@ -115,7 +104,7 @@ def _check_permutation(positions: np.ndarray, names: Sequence[str], what: str) -
     if len(positions) and (positions.min() < 0 or positions.max() >= n):
         bad = positions[(positions < 0) | (positions >= n)]
         raise InvalidInputError(
-            f"{what} has positions outside 0..{n - 1}: {_fmt(bad.tolist())} "
+            f"{what} has positions outside 0..{n - 1}: {format_names(bad.tolist())} "
             "(positions are 0-based indices into names)"
         )
     counts = np.bincount(positions, minlength=n)
@@ -123,8 +112,8 @@ def _check_permutation(positions: np.ndarray, names: Sequence[str], what: str) -
         names_arr = np.asarray(names, dtype=object)
         raise InvalidInputError(
             f"{what} must list every feature exactly once; duplicated: "
-            f"{_fmt(names_arr[counts > 1]) or 'none'}; "
-            f"missing: {_fmt(names_arr[counts == 0]) or 'none'}"
+            f"{format_names(names_arr[counts > 1]) or 'none'}; "
+            f"missing: {format_names(names_arr[counts == 0]) or 'none'}"
         )
     return positions
 
@@ -178,8 +167,8 @@ class Ranking:
         bad = ~np.isfinite(scores)
         if bad.any():
             where = np.flatnonzero(bad)
-            listed = [f"{names[i]!r} ({scores[i]})" for i in where[:_SHOWN]]
-            more = f" ... and {len(where) - _SHOWN} more" if len(where) > _SHOWN else ""
+            listed = [f"{names[i]!r} ({scores[i]})" for i in where[:SHOWN]]
+            more = f" ... and {len(where) - SHOWN} more" if len(where) > SHOWN else ""
             raise InvalidInputError(
                 "scores must be finite; not finite for feature(s) " + ", ".join(listed) + more
             )
@@ -299,7 +288,7 @@ class Ranking:
             positions = pd.Index(names).get_indexer(arr)
             if (positions < 0).any():
                 raise InvalidInputError(
-                    f"order names features not in names: {_fmt(arr[positions < 0])}"
+                    f"order names features not in names: {format_names(arr[positions < 0])}"
                 )
         else:
             raise InvalidInputError(
@@ -346,6 +335,8 @@ class Ranking:
         """
         scores = getattr(fitted, "scores_", None)
         if scores is None:
+            from sklearn.exceptions import NotFittedError
+
             raise NotFittedError(
                 f"{type(fitted).__name__} is not fitted (it has no scores_); "
                 "call fit(X) before Ranking.from_ranker"
@@ -386,17 +377,11 @@ class Ranking:
     @property
     def ranks(self) -> pd.Series:
         """Rank of each feature (1 = best; tied scores share their average rank), by name."""
-        return pd.Series(
-            rankdata(-self._scores, method="average"), index=pd.Index(self._names), name="rank"
-        )
+        return pd.Series(rank_vector(self), index=pd.Index(self._names), name="rank")
 
     def top(self, k: int) -> list[str]:
         """The ``k`` best feature names, best first (``1 <= k <= n_features``)."""
-        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
-            raise InvalidParameterError(f"k must be an integer, got {k!r}")
-        if not 1 <= k <= len(self):
-            raise InvalidParameterError(f"k must be in 1..{len(self)}, got {k}")
-        return self.order[: int(k)]
+        return self.order[: check_k(k, len(self))]
 
     def to_series(self) -> pd.Series:
         """Scores as a Series indexed by feature name, named after the method."""
@@ -425,7 +410,7 @@ class Ranking:
 
     def __repr__(self) -> str:
         order = self.order
-        shown = ", ".join(order[:_SHOWN]) + (", ..." if len(order) > _SHOWN else "")
+        shown = ", ".join(order[:SHOWN]) + (", ..." if len(order) > SHOWN else "")
         return f"Ranking(method={self._method!r}, n_features={len(self)}, order=[{shown}])"
 
 
@@ -463,11 +448,13 @@ class GenericRanking:
             raise InvalidInputError("a generic ranking needs at least one block")
         empty = [i + 1 for i, b in enumerate(blocks) if not b]
         if empty:
-            raise InvalidInputError(f"blocks must be non-empty; empty block(s) at {_fmt(empty)}")
+            raise InvalidInputError(
+                f"blocks must be non-empty; empty block(s) at {format_names(empty)}"
+            )
         sizes = np.array([len(b) for b in blocks], dtype=np.intp)
         flat = [n for b in blocks for n in b]
         _check_names(flat, what="feature names in blocks")  # strings, disjoint blocks
-        self._blocks = tuple(tuple(sorted(b, key=_natural_key)) for b in blocks)
+        self._blocks = tuple(tuple(sorted(b, key=natural_key)) for b in blocks)
         self._sizes = sizes
         self._sizes.flags.writeable = False
         self._index = pd.Index([n for b in self._blocks for n in b])
@@ -522,9 +509,7 @@ class GenericRanking:
     @property
     def ranks(self) -> pd.Series:
         """Rank of each feature: the mean of the 1-based positions its block spans."""
-        ends = np.cumsum(self._sizes)
-        mid = ends - (self._sizes - 1) / 2.0
-        return pd.Series(np.repeat(mid, self._sizes), index=self._index.copy(), name="rank")
+        return pd.Series(rank_vector(self), index=self._index.copy(), name="rank")
 
     def block_of(self, name: str) -> int:
         """The 1-based number of the block holding feature ``name``."""
@@ -562,3 +547,33 @@ class GenericRanking:
         if len(text) > 200:
             text = text[:197] + "..."
         return f"GenericRanking({text!r}, method={self._method!r})"
+
+
+#: either kind of ranking, as the combination and comparison functions take them
+AnyRanking = Union[Ranking, GenericRanking]  # noqa: UP007 - used at runtime on py3.10
+
+
+def rank_vector(r: AnyRanking) -> np.ndarray:
+    """Average ranks of ``r`` (1 = best), aligned with ``r.names``: ``r.ranks`` as an array.
+
+    Tied scores of a :class:`Ranking`, or the features of one :class:`GenericRanking`
+    block, share the mean of the positions they span (scipy's ``rankdata(...,
+    method="average")``). O(n): a Ranking's ``order_idx`` already sorts its scores, so runs
+    of equal scores are found without sorting again, which matters when thousands of
+    rankings are combined.
+    """
+    if isinstance(r, GenericRanking):
+        sizes = np.array([len(b) for b in r.blocks], dtype=np.intp)
+        return np.repeat(np.cumsum(sizes) - (sizes - 1) / 2.0, sizes)
+    order = r.order_idx
+    n = len(order)
+    ranks = np.empty(n)
+    ordered = r.scores[order]  # non-increasing
+    tied = ordered[1:] == ordered[:-1]
+    if not tied.any():
+        ranks[order] = np.arange(1, n + 1)
+    else:
+        starts = np.flatnonzero(np.r_[True, ~tied])
+        ends = np.r_[starts[1:], n]
+        ranks[order] = np.repeat((starts + 1 + ends) / 2.0, ends - starts)
+    return ranks

@@ -33,10 +33,10 @@ import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.base import clone
 
-from aggregation._align import AnyRanking, _aligned, _block_ends, _ranks
-from aggregation.ranking import GenericRanking, Ranking
+from aggregation._align import aligned, block_ends
+from aggregation.ranking import AnyRanking, GenericRanking, Ranking, rank_vector
 from rankers.exceptions import InvalidParameterError
-from rankers.validation import check_n_jobs
+from rankers.validation import check_n_jobs, check_seed
 
 __all__ = [
     "Stability",
@@ -62,7 +62,7 @@ def _check_tolerance(tolerance: float) -> float:
 
 def _starts_ends(rankings) -> tuple[list, tuple[str, ...], np.ndarray, np.ndarray]:
     """Each input's block start and end positions (1-based), one row per input."""
-    inputs, names, ends = _aligned(rankings, _block_ends)
+    inputs, names, ends = aligned(rankings, block_ends)
     starts = np.empty_like(ends)
     for r, row in enumerate(ends):
         size = np.bincount(row, minlength=len(names) + 1)  # features sharing each end
@@ -149,7 +149,7 @@ def rank_intervals(rankings: Iterable[AnyRanking], tolerance: float = 0.0) -> pd
     tolerance = _check_tolerance(tolerance)
     inputs, names, starts, ends = _starts_ends(rankings)
     lo, hi, _ = _trimmed(starts, ends, tolerance)
-    _, _, ranks = _aligned(inputs, _ranks)
+    _, _, ranks = aligned(inputs, rank_vector)
     partition = _partition(names, lo, hi, "generic")
     block = {f: i + 1 for i, b in enumerate(partition.blocks) for f in b}
     return pd.DataFrame(
@@ -262,7 +262,7 @@ def stability(
     if not 0.0 < float(confidence) <= 1.0:
         raise InvalidParameterError(f"confidence must lie in (0, 1]; got {confidence!r}")
     m = len(X)
-    seeds = np.random.SeedSequence(_entropy(random_state)).spawn(n_bootstrap)
+    seeds = check_seed(random_state).spawn(n_bootstrap)
     draws = [np.random.default_rng(s) for s in seeds]
     jobs = [
         (rng.integers(0, m, size=m), int(rng.integers(np.iinfo(np.int32).max))) for rng in draws
@@ -280,17 +280,6 @@ def stability(
     intervals = rank_intervals(rankings, tolerance)
     partition = tolerant_generic(rankings, tolerance, method=f"stability({method})")
     return Stability(rankings, intervals, partition, float(confidence))
-
-
-def _entropy(random_state) -> int | None:
-    if random_state is None or isinstance(random_state, (int, np.integer)):
-        return None if random_state is None else int(random_state)
-    rng = random_state if isinstance(random_state, np.random.RandomState) else None
-    if rng is None:
-        raise InvalidParameterError(
-            f"random_state must be None, an int or a RandomState; got {random_state!r}"
-        )
-    return int(rng.randint(np.iinfo(np.int32).max))
 
 
 # ------------------------------------------------------------------ incompatible inputs
@@ -312,7 +301,7 @@ def agreement_profile(rankings: Iterable[AnyRanking], max_k: int | None = None) 
     if not 1 <= max_k <= n:
         raise InvalidParameterError(f"max_k must be in 1..{n}; got {max_k}")
     worst = ends.max(axis=0)  # in every input's top k iff worst <= k
-    _, _, ranks = _aligned(inputs, _ranks)
+    _, _, ranks = aligned(inputs, rank_vector)
     median = np.median(ranks, axis=0)
     order = np.lexsort((np.arange(n), median))
     rows = []
@@ -353,7 +342,7 @@ def disagreement(rankings: Iterable[AnyRanking], top: int = 10) -> pd.DataFrame:
         inputs, ``spread`` (worst - best), and ``ranked_best_by`` / ``ranked_worst_by``
         (the input's method name, or its position).
     """
-    inputs, names, ranks = _aligned(rankings, _ranks)
+    inputs, names, ranks = aligned(rankings, rank_vector)
     labels = [r.method or f"input {i}" for i, r in enumerate(inputs)]
     best, worst = ranks.min(axis=0), ranks.max(axis=0)
     frame = pd.DataFrame(

@@ -1,10 +1,11 @@
 """The error-curve paper's protocol (§5.2) on the scikit-feature data: ECA against random.
 
 For every data set, each ranker (information gain, ReliefF, SVM-RFE, random forest, with
-SPEC §4's settings) ranks the features from the whole labelled data set, as in the
-paper; the FFA and RFA curves of that ranking are the 10-fold cross-validated accuracies
-of the paper's classifier (a quadratic-kernel SVM, C = 0.1, on [0, 1]-scaled data:
-``aggregation.error_curves.default_estimator``) on the top-i and the bottom-i features.
+the settings of docs/design.md, "Method decisions") ranks the features from the whole
+labelled data set, as in the paper; the FFA and RFA curves of that ranking are the
+10-fold cross-validated accuracies of the paper's classifier (a quadratic-kernel SVM,
+C = 0.1, on [0, 1]-scaled data: ``aggregation.error_curves.default_estimator``) on the
+top-i and the bottom-i features.
 The score is the ECA of the ranking against a uniformly random one (Eq. 4; > 0 = better
 than random). With the position-only weightings (``uniform``, the paper's Table 5, and
 ``inverse_size``) the expected curve cancels exactly (§3.3); the magnitude weightings

@@ -1,4 +1,4 @@
-"""The unsupervised papers' benchmark protocol on the scikit-feature data (SPEC §7).
+"""The unsupervised papers' benchmark protocol on the scikit-feature data (top-k curves).
 
 The ensemble/URelief paper (§5.2-6): 10-fold cross-validation; on every training fold
 the ranking is computed again; a 1NN regressor trained on the training fold with the 16

@@ -7,6 +7,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from aggregation.federated.io import read_error as _why  # one line: why a file is unreadable
+from aggregation.federated.io import read_table, table_format
+from aggregation.federated.sites import split_sites
 from aggregation.ranking import Ranking
 from rankers.exceptions import DataFileError, InvalidInputError
 
@@ -67,33 +70,12 @@ def _kind(path: Path) -> str:
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes and suffixes[-1] == ".mat":
         return "mat"
-    for kind, marks in (("parquet", (".parquet",)), ("tsv", (".tsv", ".tab")), ("csv", (".csv",))):
-        if any(s in marks for s in suffixes):
-            return kind
-    raise DataFileError(f"cannot read {path}: use .csv, .tsv (optionally .gz), .parquet or .mat")
-
-
-_WHAT = {
-    "csv": "a well-formed table",
-    "tsv": "a well-formed table",
-    "parquet": "a readable parquet file",
-    "mat": "a readable MATLAB .mat file",
-}
-
-
-def _why(exc: BaseException, kind: str) -> str:
-    """One line saying why a data file could not be read."""
-    if isinstance(exc, UnicodeDecodeError):
-        return f"not a UTF-8 text file (undecodable byte at position {exc.start}); is it binary?"
-    if isinstance(exc, pd.errors.EmptyDataError):
-        return "the file is empty"
-    if isinstance(exc, ImportError) and kind == "parquet":
-        return "reading parquet needs pyarrow: pip install 'moweights[parquet]'"
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    text = text if len(text) <= 200 else text[:197] + "..."
-    return f"not {_WHAT[kind]}: {text}"
+    kind = table_format(path)
+    if kind is None:
+        raise DataFileError(
+            f"cannot read {path}: use .csv, .tsv (optionally .gz), .parquet or .mat"
+        )
+    return kind
 
 
 def read_columns(path) -> list[str]:
@@ -159,19 +141,14 @@ def load_file(path, target: str | None = None) -> tuple[pd.DataFrame, pd.Series 
     path = Path(path)
     if not path.is_file():
         raise DataFileError(f"data file not found: {path}")
-    kind = _kind(path)
-    try:
-        if kind == "mat":
+    if _kind(path) == "mat":
+        try:
             return _load_mat(path)
-        if kind == "parquet":
-            frame = pd.read_parquet(path)
-        else:
-            frame = pd.read_csv(path, sep="\t" if kind == "tsv" else ",")
-    except DataFileError:
-        raise
-    except Exception as exc:
-        raise DataFileError(f"cannot read {path}: {_why(exc, kind)}") from None
-    frame.columns = [str(c) for c in frame.columns]
+        except DataFileError:
+            raise
+        except Exception as exc:
+            raise DataFileError(f"cannot read {path}: {_why(exc, 'mat')}") from None
+    frame = read_table(path)  # csv, tsv, parquet: aggregation's reader, the sites' too
     if target is None:
         return frame, None
     if target not in frame.columns:
@@ -467,26 +444,3 @@ def subsample(X: pd.DataFrame, y: pd.Series | None, n_samples: int | None, rando
     rows = np.sort(rng.choice(len(X), size=n_samples, replace=False))
     X = X.iloc[rows].reset_index(drop=True)
     return X, (None if y is None else y.iloc[rows].reset_index(drop=True))
-
-
-def split_sites(
-    X: pd.DataFrame, y: pd.Series | None, column: str
-) -> dict[str, tuple[pd.DataFrame, pd.Series | None]]:
-    """Split one table into sites by the values of ``column`` (which is then dropped).
-
-    Sites are named by the column's values (as strings) and keep their rows' order;
-    they come out sorted by name.
-    """
-    if column not in X.columns:
-        raise InvalidInputError(
-            f"site column {column!r} is not in the data; its columns are "
-            f"{', '.join(map(repr, list(X.columns)[:10]))}"
-        )
-    keys = X[column].astype(str)
-    features = X.drop(columns=column)
-    sites = {}
-    for name in sorted(keys.unique()):
-        rows = np.flatnonzero(keys.to_numpy() == name)
-        part = features.iloc[rows].reset_index(drop=True)
-        sites[name] = (part, None if y is None else y.iloc[rows].reset_index(drop=True))
-    return sites

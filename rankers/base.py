@@ -11,16 +11,16 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils._param_validation import InvalidParameterError as _SkInvalidParameterError
 from sklearn.utils.validation import check_is_fitted
 
+from rankers._param_validation import Interval, SklearnInvalidParameterError, StrOptions
 from rankers.exceptions import (
     ConstantFeatureWarning,
     InvalidInputError,
     InvalidParameterError,
     MoweightsError,
 )
+from rankers.tags import RankerTags
 from rankers.ties import TIE_RTOL, snap_ties
 from rankers.validation import (
     check_X,
@@ -75,12 +75,16 @@ class BaseRanker(SelectorMixin, BaseEstimator):
 
     Notes
     -----
-    Class attributes describe a ranker to the registry: ``requires_y`` (bool),
+    Class attributes describe a ranker: ``requires_y`` (bool),
     ``target_kind`` ("unsupervised", "classification", "regression" or "both"),
     ``accepts_sparse`` (bool: sparse input is kept sparse; otherwise it is densified),
     ``deterministic`` (bool: the method makes no random choice at all; randomised
     rankers are still reproducible under a fixed ``random_state``), ``scale_invariant``
-    (bool, see below) and ``reference``.
+    (bool, see below), ``progress_bar`` (bool: its ``verbose``, if any, draws a progress
+    bar) and ``reference``. A pipeline reads them, for the parameters set, from the
+    instance's tags (:func:`rankers.ranker_tags`, scikit-learn's ``__sklearn_tags__``):
+    a ranker whose needs depend on its parameters overrides :meth:`_requires_y` or
+    :meth:`_score_units`.
     Unsupervised rankers accept and ignore ``y`` so they fit in pipelines.
 
     A ranker is ``scale_invariant`` when multiplying all of ``X`` by one constant
@@ -114,6 +118,9 @@ class BaseRanker(SelectorMixin, BaseEstimator):
     #: the ranking does not change when X is multiplied by a constant c > 0 (default
     #: parameters); False, the safe default for a ranker that says nothing, leaves X as it is
     scale_invariant: ClassVar[bool] = False
+    #: a ``verbose`` parameter, if the ranker has one, draws a progress bar (tqdm) while it
+    #: fits; a ranker whose ``verbose`` means something else (log lines) sets False
+    progress_bar: ClassVar[bool] = True
     #: registry name (set by the registry for rankers registered with a decorator)
     name: ClassVar[str | None] = None
     #: score given to constant features; a ranker whose informative scores can fall
@@ -280,11 +287,11 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         """
         try:
             self._validate_params()
-        except _SkInvalidParameterError as exc:
+        except SklearnInvalidParameterError as exc:
             raise InvalidParameterError(str(exc)) from None
 
     def _check_target(self, y, n_samples: int):
-        if not self.requires_y:
+        if not self._requires_y():
             return None
         if y is None:
             raise InvalidInputError(
@@ -316,16 +323,34 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         mask[self.ranking_[:k]] = True
         return mask
 
-    def __sklearn_tags__(self):
+    def _requires_y(self) -> bool:
+        """Whether ``fit`` needs a target with the parameters set (default: ``requires_y``)."""
+        return bool(self.requires_y)
+
+    def __sklearn_tags__(self) -> RankerTags:
+        """scikit-learn's tags of this instance, extended by :class:`~rankers.tags.RankerTags`.
+
+        Read them with :func:`rankers.ranker_tags`. ``requires_y`` comes from
+        :meth:`_requires_y` (so it may depend on the parameters), ``scale_invariant`` from
+        :meth:`_score_units`, ``progress`` from a ``verbose`` parameter unless the class
+        sets ``progress_bar = False``; the other fields from the class attributes.
+        """
         tags = super().__sklearn_tags__()
-        tags.target_tags.required = self.requires_y
         # sparse input is always accepted: kept sparse where accepts_sparse, else densified
         tags.input_tags.sparse = True
         tags.input_tags.allow_nan = False
         # every ranker is reproducible under a fixed random_state (our contract), so
         # scikit-learn's determinism checks apply to the randomised ones too
         tags.non_deterministic = False
-        return tags
+        return RankerTags.extend(
+            tags,
+            requires_y=self._requires_y(),
+            target_kind=self.target_kind,
+            accepts_sparse=bool(self.accepts_sparse),
+            progress=bool(self.progress_bar) and "verbose" in self.get_params(deep=False),
+            deterministic=bool(self.deterministic),
+            scale_invariant=self._score_units() is not None,
+        )
 
 
 def _rescale(X, invariant: bool, name: str):

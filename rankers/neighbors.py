@@ -2,7 +2,7 @@
 
 The rankers that build a k-nearest-neighbour graph of the samples (Laplacian score,
 compactness, SPEC, MCFS, NDFS, AgnoS-S's dimension estimate) and the kNN models of the top-k
-curves (:mod:`aggregation.curves`) share this function instead of
+curves (:mod:`aggregation.evaluation.topk`) share this function instead of
 scikit-learn's :class:`~sklearn.neighbors.NearestNeighbors`, whose choice among samples at
 equal distance (duplicated samples, points on a grid) depends on the last bits of distances
 computed by the machine's BLAS. Here distances are compared under the tie rule of

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["SCALES", "column_norms", "scale_features", "standardise"]
+__all__ = ["SCALES", "column_norms", "minmax_scale", "scale_features", "standardise"]
 
 #: values a ranker's ``scale`` parameter accepts
 SCALES = ("minmax", None)
@@ -34,9 +34,32 @@ def scale_features(X, scale: str | None):
         lo = X.min(axis=0).toarray().ravel()
         hi = X.max(axis=0).toarray().ravel()
         return sp.csr_matrix(X.multiply(1.0 / (hi - lo)))
+    return minmax_scale(X)
+
+
+def minmax_scale(X) -> np.ndarray:
+    """Every column of dense ``X`` mapped onto [0, 1]: ``(x - min) / (max - min)``; a new array.
+
+    One array is allocated (the shifted copy is divided in place), and every value is
+    the one ``(X - lo) / (hi - lo)`` gives, to the last bit. A column whose range is 0 is
+    divided by 1 instead, so it becomes all zeros (rankers never see constant columns;
+    other callers, e.g. the clustering evaluation, may pass them).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Never modified.
+
+    Examples
+    --------
+    >>> minmax_scale(np.array([[1.0, 5.0], [3.0, 5.0], [2.0, 5.0]])).tolist()
+    [[0.0, 0.0], [1.0, 0.0], [0.5, 0.0]]
+    """
     lo = X.min(axis=0)
     span = X.max(axis=0) - lo
-    return (X - lo) / span
+    out = X - lo
+    out /= np.where(span > 0, span, 1.0)
+    return out
 
 
 def column_norms(X) -> np.ndarray:

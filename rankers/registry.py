@@ -20,9 +20,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import warnings
-from importlib.metadata import entry_points
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from rankers.exceptions import (
     BrokenPluginWarning,
@@ -31,12 +29,20 @@ from rankers.exceptions import (
     UnknownRankerError,
 )
 
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+    import pandas as pd
+
 __all__ = ["ENTRY_POINT_GROUP", "available", "broken", "get", "get_class", "register", "reload"]
 
 ENTRY_POINT_GROUP = "moweights.rankers"
 
 _decorated: dict[str, type] = {}
-_loaded: dict[str, type] | None = None
+# name -> entry point, read once (reading entry points imports none of the rankers)
+_points: dict[str, EntryPoint] | None = None
+# classes loaded so far, and the plugins that failed to load (name -> reason)
+_loaded: dict[str, type] = {}
 _broken: dict[str, str] = {}
 
 
@@ -46,47 +52,54 @@ def _normalise(name: str) -> str:
     return name.strip().lower().replace("-", "_").replace(" ", "_")
 
 
-def _load() -> dict[str, type]:
-    global _loaded
-    if _loaded is not None:
-        return _loaded
-    found: dict[str, type] = {}
-    _broken.clear()
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        name = _normalise(ep.name)
-        try:
-            cls = ep.load()
-        except Exception as exc:  # a broken plugin must not take the others down
-            _broken[name] = f"{ep.value}: {type(exc).__name__}: {exc}"
-            warnings.warn(
-                f"ranker plugin {name!r} ({ep.value}) failed to load: {exc}",
-                BrokenPluginWarning,
-                stacklevel=3,
-            )
-            continue
-        if not (inspect.isclass(cls) and hasattr(cls, "fit")):
-            _broken[name] = f"{ep.value}: not an estimator class"
-            warnings.warn(
-                f"ranker plugin {name!r} ({ep.value}) is not an estimator class",
-                BrokenPluginWarning,
-                stacklevel=3,
-            )
-            continue
-        found.setdefault(name, cls)
-    _loaded = found
-    return found
+def _entry_points() -> dict[str, EntryPoint]:
+    """The group's entry points by normalised name (the first one wins on a clash)."""
+    global _points
+    if _points is None:
+        from importlib.metadata import entry_points  # read when a ranker is first asked for
+
+        found: dict[str, EntryPoint] = {}
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            found.setdefault(_normalise(ep.name), ep)
+        _points = found
+    return _points
+
+
+def _load_one(name: str) -> type | None:
+    """The class behind entry point ``name``, imported now; None if it fails (reported)."""
+    if name in _loaded:
+        return _loaded[name]
+    if name in _broken:
+        return None
+    ep = _entry_points()[name]
+    try:
+        cls = ep.load()
+    except Exception as exc:  # a broken plugin must not take the others down
+        reason, message = f"{ep.value}: {type(exc).__name__}: {exc}", f"failed to load: {exc}"
+    else:
+        if inspect.isclass(cls) and hasattr(cls, "fit"):
+            _loaded[name] = cls
+            return cls
+        reason, message = f"{ep.value}: not an estimator class", "is not an estimator class"
+    _broken[name] = reason
+    warnings.warn(
+        f"ranker plugin {name!r} ({ep.value}) {message}", BrokenPluginWarning, stacklevel=4
+    )
+    return None
 
 
 def _all() -> dict[str, type]:
-    merged = dict(_load())
+    """Every ranker that loads, by name (imports every plugin)."""
+    merged = {name: cls for name in _entry_points() if (cls := _load_one(name)) is not None}
     merged.update(_decorated)
     return merged
 
 
 def reload() -> None:
     """Forget what was loaded so entry points are read again (after installing a plugin)."""
-    global _loaded
-    _loaded = None
+    global _points
+    _points = None
+    _loaded.clear()
     _broken.clear()
 
 
@@ -111,7 +124,9 @@ def register(name: str | None = None, *, replace: bool = False):
 
     def decorate(cls: type) -> type:
         key = _normalise(name or getattr(cls, "name", None) or cls.__name__)
-        existing = _all().get(key)
+        existing = _decorated.get(key)
+        if existing is None and key in _entry_points():
+            existing = _load_one(key)
         if existing is not None and existing is not cls and not replace:
             raise InvalidParameterError(
                 f"a ranker named {key!r} is already registered "
@@ -136,12 +151,14 @@ def get_class(name: str) -> type:
         When the ranker is installed but failed to import.
     """
     key = _normalise(name)
-    table = _all()
-    if key in table:
-        return table[key]
-    if key in _broken:
-        raise PluginLoadError(f"ranker {key!r} is installed but failed to load: {_broken[key]}")
-    names = sorted(table)
+    if key in _decorated:
+        return _decorated[key]
+    if key in _entry_points():
+        cls = _load_one(key)  # this plugin only: the others stay unimported
+        if cls is None:
+            raise PluginLoadError(f"ranker {key!r} is installed but failed to load: {_broken[key]}")
+        return cls
+    names = sorted((set(_entry_points()) - set(_broken)) | set(_decorated))
     close = difflib.get_close_matches(key, names, n=3, cutoff=0.6)
     raise UnknownRankerError(name, close_matches=close, available=names)
 
@@ -193,25 +210,43 @@ def _summary(cls: type) -> str:
     return doc.strip().splitlines()[0] if doc.strip() else ""
 
 
+def _default_tags(cls: type) -> tuple[bool, str]:
+    """``requires_y`` and ``target_kind`` of a default instance's tags (class attributes
+    for a class that needs constructor arguments)."""
+    from rankers.tags import ranker_tags
+
+    try:
+        tags = ranker_tags(cls())
+    except Exception:  # a plugin whose class cannot be built without arguments
+        return bool(getattr(cls, "requires_y", False)), getattr(cls, "target_kind", "unsupervised")
+    return tags.requires_y, tags.target_kind
+
+
 def available() -> pd.DataFrame:
     """The table of registered rankers, one row each, sorted by name.
+
+    Imports every ranker (and so scikit-learn and pandas).
 
     Returns
     -------
     DataFrame
-        Columns ``name``, ``class``, ``requires_y``, ``target_kind``, ``summary``,
+        Columns ``name``, ``class``, ``requires_y``, ``target_kind`` (from the tags of a
+        ranker with its default parameters, :func:`rankers.ranker_tags`), ``summary``,
         ``reference`` and ``params`` (the constructor's parameters with their defaults,
         e.g. ``"n_neighbors=5, metric='cosine'"``; ``k`` left out). Plugins that failed
         to load are listed by :func:`broken`.
     """
+    import pandas as pd
+
     rows = []
     for key, cls in sorted(_all().items()):
+        requires_y, target_kind = _default_tags(cls)
         rows.append(
             {
                 "name": key,
                 "class": f"{cls.__module__}.{cls.__qualname__}",
-                "requires_y": bool(getattr(cls, "requires_y", False)),
-                "target_kind": getattr(cls, "target_kind", "unsupervised"),
+                "requires_y": requires_y,
+                "target_kind": target_kind,
                 "summary": _summary(cls),
                 "reference": getattr(cls, "reference", ""),
                 "params": _params(cls),
@@ -238,6 +273,6 @@ def _params(cls) -> str:
 
 
 def broken() -> dict[str, str]:
-    """Plugins that are installed but failed to load: name -> reason."""
-    _load()
+    """Plugins that are installed but failed to load: name -> reason (loads every plugin)."""
+    _all()
     return dict(_broken)

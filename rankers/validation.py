@@ -11,8 +11,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
-from sklearn.utils.multiclass import type_of_target
 
 from rankers.exceptions import FewSamplesWarning, InvalidInputError, InvalidParameterError
 
@@ -20,7 +18,10 @@ __all__ = [
     "MIN_CLASS_SAMPLES",
     "MIN_SAMPLES",
     "check_X",
+    "check_k",
+    "check_ks",
     "check_n_jobs",
+    "check_seed",
     "check_y",
     "column_mask",
     "default_feature_names",
@@ -151,6 +152,8 @@ def check_X(
         For non-numeric columns, NaN or infinite values (naming the columns), wrong
         dimensionality, or fewer than ``min_samples`` samples / ``min_features`` features.
     """
+    import scipy.sparse as sp  # imported with the first X checked, not with the package
+
     if X is None:
         raise InvalidInputError(f"{what} is None; pass a 2-D array or DataFrame")
     names = feature_names_of(X)
@@ -352,6 +355,8 @@ _NO_MULTIOUTPUT = (
 
 def _type_of(y) -> str:
     """scikit-learn's name for the kind of target ``y`` is, or "unknown"."""
+    from sklearn.utils.multiclass import type_of_target  # scikit-learn only when needed
+
     try:
         return str(type_of_target(y))
     except (TypeError, ValueError):  # mixed label types, NaN, inf
@@ -592,3 +597,127 @@ def check_n_jobs(n_jobs, *, what: str = "n_jobs") -> int:
         )
         return cpus
     return max(wanted, 1)
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def check_k(k, n_features: int, *, what: str = "k", upper: int | None = None) -> int:
+    """One number of top features: an integer in ``1..upper`` (default ``n_features``).
+
+    Booleans, floats (even ``2.0``) and strings are refused rather than converted: a
+    count of features is a whole number, and a silent ``int(2.7)`` would hide a mistake.
+
+    Parameters
+    ----------
+    k : int
+        The value a user gave.
+    n_features : int
+        How many features there are (named in the message).
+    what : str
+        The parameter's name, for messages.
+    upper : int, optional
+        The largest valid value, when smaller than ``n_features``.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    InvalidParameterError
+        Naming the parameter, the value and the valid range.
+    """
+    upper = n_features if upper is None else upper
+    if not _is_int(k):
+        raise InvalidParameterError(f"{what} must be an integer in 1..{upper}, got {k!r}")
+    if not 1 <= k <= upper:
+        raise InvalidParameterError(
+            f"{what} must be in 1..{upper} ({n_features} features), got {k}"
+        )
+    return int(k)
+
+
+def check_ks(
+    ks, n_features: int, *, what: str = "ks", of: str = "the number of features"
+) -> list[int]:
+    """Numbers of top features: one integer or a sequence of integers, each in ``1..n_features``.
+
+    Returns them sorted, repeats dropped. Booleans and non-integers are refused (see
+    :func:`check_k`); so is an empty sequence.
+
+    Parameters
+    ----------
+    ks : int or sequence of int
+        The value a user gave.
+    n_features : int
+        The largest valid number.
+    what : str
+        The parameter's name, for messages.
+    of : str
+        What ``n_features`` counts, for messages.
+
+    Raises
+    ------
+    InvalidParameterError
+        Naming the parameter and the offending values.
+    """
+    if _is_int(ks):
+        ks = [ks]
+    if isinstance(ks, (str, bytes)) or not isinstance(ks, (Sequence, np.ndarray, set, range)):
+        raise InvalidParameterError(
+            f"{what} must be an integer or a list of integers in 1..{n_features}, got {ks!r}"
+        )
+    values = list(np.asarray(ks, dtype=object).ravel()) if isinstance(ks, np.ndarray) else list(ks)
+    if not values:
+        raise InvalidParameterError(f"{what} lists no number; give integers in 1..{n_features}")
+    wrong = [v for v in values if not _is_int(v)]
+    if wrong:
+        raise InvalidParameterError(f"{what} must hold integers, not {_list(wrong, quote=False)}")
+    bad = sorted({int(v) for v in values if not 1 <= v <= n_features})
+    if bad:
+        raise InvalidParameterError(f"{what} must lie in 1..{n_features} ({of}); got {bad}")
+    return sorted({int(v) for v in values})
+
+
+def check_seed(random_state, *, what: str = "random_state") -> np.random.SeedSequence:
+    """The :class:`numpy.random.SeedSequence` every random choice of a call flows from.
+
+    - None: fresh entropy from the operating system (as scikit-learn reads None).
+    - a non-negative int: ``SeedSequence(random_state)``, so the same int gives the same
+      streams in every function, on every machine.
+    - a ``SeedSequence``: itself (it is never consumed: the same one gives the same seeds).
+    - a ``Generator`` or ``RandomState``: one draw from it (so it advances, as any use
+      would) seeds the sequence.
+
+    Parameters
+    ----------
+    random_state : None, int, SeedSequence, Generator or RandomState
+    what : str
+        The parameter's name, for messages.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a negative int, a bool or any other type.
+
+    Examples
+    --------
+    >>> check_seed(0).generate_state(1).tolist() == check_seed(0).generate_state(1).tolist()
+    True
+    """
+    if random_state is None:
+        return np.random.SeedSequence()
+    if isinstance(random_state, np.random.SeedSequence):
+        return random_state
+    if _is_int(random_state) and random_state >= 0:
+        return np.random.SeedSequence(int(random_state))
+    if isinstance(random_state, np.random.Generator):
+        return np.random.SeedSequence(int(random_state.integers(2**63)))
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.SeedSequence(int(random_state.randint(2**63 - 1, dtype=np.int64)))
+    raise InvalidParameterError(
+        f"{what} must be None, a non-negative int, a numpy SeedSequence, Generator or "
+        f"RandomState; got {random_state!r}"
+    )

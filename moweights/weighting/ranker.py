@@ -15,7 +15,6 @@ from pymoo.operators.crossover.sbx import SBX
 from pymoo.operators.mutation.pm import PM
 from pymoo.optimize import minimize
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from tqdm.auto import tqdm
 
 from aggregation.combine import mean_rank
@@ -28,8 +27,11 @@ from moweights.weighting.criteria import (
     peak_bytes,
 )
 from moweights.weighting.problem import WeightingProblem
+from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
+from rankers.exceptions import MoweightsError
 from rankers.memory import check_memory
+from rankers.preprocessing import minmax_scale
 
 __all__ = ["FRONT_TO_RANKING", "MOWeighting"]
 
@@ -174,6 +176,14 @@ class MOWeighting(BaseRanker):
     def _needs_labels(self) -> bool:
         return any(CRITERIA[key][1] for key, _ in parse_objectives(self.objectives))
 
+    def _requires_y(self) -> bool:
+        # the tags' requires_y: C1-C3 need class labels, C4 alone does not; a bad
+        # objective is reported by fit and validate_params, the tags keep the class's word
+        try:
+            return self._needs_labels()
+        except MoweightsError:
+            return bool(self.requires_y)
+
     def _check_target(self, y, n_samples: int):
         parse_objectives(self.objectives)  # a bad objective is reported before anything runs
         if not self._needs_labels():
@@ -202,8 +212,7 @@ class MOWeighting(BaseRanker):
             "lower max_pairs (C4 holds max_pairs x n_features differences, and "
             "max_pairs=None keeps all m(m-1)/2 pairs), lower pop_size, or fewer features",
         )
-        lo, hi = X.min(axis=0), X.max(axis=0)
-        Xs = (X - lo) / (hi - lo)  # constant columns never reach _score
+        Xs = minmax_scale(X)  # constant columns never reach _score
         criteria = Criteria(Xs, y, keys, max_pairs=self.max_pairs, rng=pair_rng)
         problem = WeightingProblem(criteria, objectives)
         mutation = 1.0 / n if self.mutation_prob is None else float(self.mutation_prob)

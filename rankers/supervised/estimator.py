@@ -9,8 +9,8 @@ import numpy as np
 from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.inspection import permutation_importance
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from rankers._param_validation import HasMethods, Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 from rankers.preprocessing import standardise

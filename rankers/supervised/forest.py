@@ -9,8 +9,8 @@ import numpy as np
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.inspection import permutation_importance
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
+from rankers._param_validation import Interval, RealNotInt, StrOptions
 from rankers.base import BaseRanker
 from rankers.preprocessing import standardise
 from rankers.validation import check_n_jobs

@@ -9,8 +9,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.stats import chi2 as chi2_distribution
 from sklearn.feature_selection import chi2 as sklearn_chi2
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.exceptions import InvalidInputError
 from rankers.ties import tied_ranks

@@ -22,8 +22,8 @@ from numbers import Integral
 from typing import ClassVar
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.supervised.information import discretise
 from rankers.supervised.univariate import f_statistic

@@ -7,10 +7,11 @@ from typing import ClassVar
 
 import numpy as np
 from scipy.spatial.distance import cdist
-from sklearn.utils._param_validation import Interval
 
+from rankers._param_validation import Interval
 from rankers.base import BaseRanker
 from rankers.exceptions import InvalidInputError
+from rankers.preprocessing import minmax_scale
 from rankers.ties import kth_nearest
 from rankers.validation import column_mask
 
@@ -60,9 +61,7 @@ class _ReliefBase(BaseRanker):
     def _prepare(self, X) -> tuple[np.ndarray, np.ndarray]:
         """Range-normalised numeric columns (nominal codes kept) and the nominal mask."""
         nominal = self.nominal_[~self.constant_features_]
-        lo = X.min(axis=0)
-        span = X.max(axis=0) - lo  # > 0: constant features never reach _score
-        Xn = np.where(nominal, X, (X - lo) / span)
+        Xn = np.where(nominal, X, minmax_scale(X))  # constant features never reach _score
         return np.ascontiguousarray(Xn), nominal
 
     def _neighbour_blocks(self, Xn: np.ndarray, nominal: np.ndarray, kk: int):

@@ -7,11 +7,11 @@ from typing import ClassVar
 
 import numpy as np
 from sklearn.svm import SVC
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from tqdm.auto import tqdm
 
+from rankers._param_validation import Interval, RealNotInt, StrOptions
 from rankers.base import BaseRanker
-from rankers.preprocessing import column_norms
+from rankers.preprocessing import column_norms, minmax_scale
 
 try:  # the solver behind SVC, without SVC's per-call validation (~10x its solve time here)
     from sklearn.svm import _libsvm
@@ -186,8 +186,7 @@ class SVMRFERanker(BaseRanker):
 
 def _scale(X: np.ndarray, scaling: str | None) -> np.ndarray:
     if scaling == "minmax":
-        lo = X.min(axis=0)
-        return (X - lo) / (X.max(axis=0) - lo)  # no constant columns reach _score
+        return minmax_scale(X)  # no constant columns reach _score
     if scaling == "standard":
         # the population std, through column_norms: a feature in units of 1e-300 beside
         # features of unit order would get a std of 0 from its underflowing squares

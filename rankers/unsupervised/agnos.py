@@ -9,9 +9,9 @@ from typing import ClassVar
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from tqdm.auto import tqdm
 
+from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.exceptions import InvalidParameterError
 from rankers.neighbors import nearest_neighbors

@@ -6,10 +6,11 @@ from numbers import Integral
 from typing import ClassVar
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.neighbors import nearest_neighbors
+from rankers.preprocessing import minmax_scale
 
 __all__ = ["CompactnessRanker"]
 
@@ -143,10 +144,7 @@ class CompactnessRanker(BaseRanker):
     def _score(self, X, y):
         m, n = X.shape
         if self.scale == "minmax":
-            lo = X.min(axis=0)
-            span = X.max(axis=0) - lo  # > 0: no constant column reaches _score
-            X = X - lo
-            X /= span  # in place: one scaled copy, not two
+            X = minmax_scale(X)  # one scaled copy; no constant column reaches _score
         k = min(int(self.n_neighbors), m - 1)
         self.n_neighbors_ = k
         # each sample's k nearest others; ties by lower index, on any machine

@@ -10,10 +10,11 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from scipy.spatial.distance import pdist
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
+from rankers._param_validation import Interval, RealNotInt, StrOptions
 from rankers.base import BaseRanker
 from rankers.memory import check_memory
+from rankers.preprocessing import minmax_scale
 from rankers.ties import TIE_RTOL
 from rankers.validation import check_n_jobs
 
@@ -163,10 +164,7 @@ class DistanceRankRanker(BaseRanker):
     def _score(self, X, y):
         m, n = X.shape
         if self.scale == "minmax":
-            lo = X.min(axis=0)
-            span = X.max(axis=0) - lo  # > 0: no constant column reaches _score
-            X = X - lo
-            X /= span  # in place: one scaled copy, not two
+            X = minmax_scale(X)  # one scaled copy; no constant column reaches _score
         rows = self._sample_rows(m)
         if rows.size < m:
             X = X[rows]

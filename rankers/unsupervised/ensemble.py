@@ -13,8 +13,8 @@ from joblib import Parallel, delayed
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.tree import DecisionTreeRegressor, ExtraTreeRegressor
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
+from rankers._param_validation import Interval, RealNotInt, StrOptions
 from rankers.base import BaseRanker
 from rankers.exceptions import MoweightsError
 from rankers.ties import TIE_RTOL
@@ -173,6 +173,7 @@ class _TreeEnsembleRanker(BaseRanker, metaclass=ABCMeta):
     accepts_sparse = False
     deterministic = False
     scale_invariant = True  # the trees split z-scores
+    progress_bar = False  # verbose passes on to joblib's log lines
     _contract_test_params: ClassVar[dict] = {"n_estimators": 10}
 
     _parameter_constraints: ClassVar[dict] = {

@@ -10,11 +10,11 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.spatial.distance import pdist, squareform
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.memory import check_memory
-from rankers.preprocessing import column_norms
+from rankers.preprocessing import column_norms, minmax_scale
 from rankers.ties import TIE_RTOL, first_max
 
 __all__ = ["FRANeRanker", "pagerank", "ranking_quality"]
@@ -367,8 +367,7 @@ def _dissimilarities(X: np.ndarray, similarity: str, scaling: str) -> np.ndarray
         return 1.0 - (np.abs(r) if similarity == "abs_correlation" else r)
     F = X.T
     if scaling == "minmax":
-        lo = F.min(axis=1, keepdims=True)
-        F = (F - lo) / (F.max(axis=1, keepdims=True) - lo)
+        F = minmax_scale(X).T
     else:  # the reference's normalize(x, metric): x / metric(x, 0)
         norm = {
             "euclidean": lambda V: np.linalg.norm(V, axis=1),

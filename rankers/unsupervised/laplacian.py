@@ -6,8 +6,8 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.neighbors import nearest_neighbors
 from rankers.preprocessing import scale_features

@@ -11,8 +11,8 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.kmeans import kmeans_labels
 from rankers.unsupervised._affinity import METRICS, WEIGHT_MODES, knn_affinity, normalized_degrees

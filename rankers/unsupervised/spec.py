@@ -8,8 +8,8 @@ from typing import ClassVar
 import numpy as np
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.memory import check_memory
 from rankers.unsupervised._affinity import knn_affinity, nontrivial_eigenvectors

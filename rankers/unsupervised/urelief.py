@@ -8,9 +8,10 @@ from typing import ClassVar
 import numpy as np
 from scipy.spatial.distance import cdist
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
 
+from rankers._param_validation import Interval
 from rankers.base import BaseRanker
+from rankers.preprocessing import minmax_scale
 from rankers.ties import kth_nearest
 from rankers.validation import column_mask
 
@@ -178,9 +179,7 @@ class UReliefRanker(BaseRanker):
 
         # numeric columns scaled by their range, so |a - b| is d_i of Eq. 3; shifting by
         # the minimum first keeps the values in [0, 1] (better rounding, affine invariance)
-        num = X[:, ~nominal]
-        lo = num.min(axis=0)
-        num = (num - lo) / (num.max(axis=0) - lo)
+        num = minmax_scale(X[:, ~nominal])
         nom = X[:, nominal]
 
         p_c = 0.0

@@ -7,8 +7,8 @@ from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.exceptions import InvalidParameterError
 from rankers.preprocessing import scale_features

@@ -493,3 +493,34 @@ def test_weighted_mean_rank_ties_are_exact_ties(seed, n, q):
     }
     expected = sorted(names, key=lambda f: (exact[f], names.index(f)))
     assert got.order == expected
+
+
+# ------------------------------------------------------------------ the method table
+def test_every_list_of_method_names_is_the_table():
+    from aggregation.combine import METHODS, check_methods
+    from aggregation.federated import AGGREGATES
+    from aggregation.federated.flower_app import check_run_config
+
+    assert AGGREGATES is METHODS
+    assert set(METHODS) == {
+        "generic",
+        "mean_rank",
+        "median_rank",
+        "borda",
+        "weighted_mean_rank",
+        "vote",
+        "kemeny",
+    }
+    rs = [Ranking.from_order(o) for o in (["a", "b", "c"], ["b", "a", "c"])]
+    for name, combine in METHODS.items():
+        extra = {"weights": [1, 2]} if name == "weighted_mean_rank" else {}
+        assert isinstance(combine(rs, **extra), (Ranking, GenericRanking))
+    assert check_methods(("borda", "generic", "borda")) == ["borda", "generic"]
+    with pytest.raises(InvalidParameterError, match="did you mean 'median_rank'"):
+        check_methods("medianrank")
+    with pytest.raises(InvalidParameterError, match="names no method"):
+        check_methods([])
+    with pytest.raises(InvalidParameterError, match="Known: generic, mean_rank"):
+        check_methods(["weighted_mean_rank"], [m for m in METHODS if m != "weighted_mean_rank"])
+    cfg = check_run_config({"aggregate": ",".join(m for m in METHODS if m != "weighted_mean_rank")})
+    assert cfg["methods"] == [m for m in METHODS if m != "weighted_mean_rank"]

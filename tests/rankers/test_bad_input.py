@@ -1,4 +1,4 @@
-"""The bad-input table of SPEC §9, row by row, for every registered ranker."""
+"""The bad-input rules of docs/design.md ("Bad input"), row by row, for every ranker."""
 
 from __future__ import annotations
 

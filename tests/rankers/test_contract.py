@@ -1,4 +1,4 @@
-"""The ranker contract (SPEC §2), checked for every registered ranker.
+"""The ranker contract (docs/design.md, "The ranker contract"), for every registered ranker.
 
 Parametrised over the registry, so every ranker added later is checked automatically.
 """
@@ -20,8 +20,8 @@ NAMES = list(rankers.available()["name"])
 # scikit-learn checks whose expectation differs from our contract on purpose.
 EXPECTED_FAILED_CHECKS = {
     "check_dtype_object": (
-        "a non-numeric value raises our InvalidInputError naming the column (SPEC §9), "
-        "not numpy's TypeError text that the check looks for"
+        "a non-numeric value raises our InvalidInputError naming the column (docs/design.md, "
+        "'Bad input'), not numpy's TypeError text that the check looks for"
     ),
 }
 

@@ -1,4 +1,4 @@
-"""The entry-point registry (SPEC §3)."""
+"""The entry-point registry (docs/design.md, "The registry")."""
 
 from __future__ import annotations
 
@@ -150,3 +150,31 @@ def test_register_decorator(fresh_registry):
     with pytest.raises(InvalidParameterError, match="already registered"):
         rankers.register("variance")(RowSumRanker)
     rankers.register("row_sum_test")(RowSumRanker)  # same class again is fine
+
+
+def test_asking_for_one_ranker_imports_no_other():
+    import subprocess
+
+    code = (
+        "import sys, rankers; rankers.get('variance'); "
+        "print(sorted(m for m in sys.modules if m.startswith('rankers.') and 'vised.' in m))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['rankers.unsupervised.variance']"
+
+
+def test_every_builtin_class_is_exported_by_its_subpackage():
+    import importlib
+    from importlib.metadata import entry_points
+
+    import rankers.supervised
+    import rankers.unsupervised
+
+    exported = {*rankers.supervised.__all__, *rankers.unsupervised.__all__}
+    for ep in entry_points(group=rankers.registry.ENTRY_POINT_GROUP):
+        module, cls = ep.value.split(":")
+        if not module.startswith("rankers."):
+            continue
+        package = importlib.import_module(module.rsplit(".", 1)[0])
+        assert getattr(package, cls) is ep.load() and cls in exported
+    assert set(rankers.unsupervised.__all__) <= set(dir(rankers.unsupervised))

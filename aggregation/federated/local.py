@@ -1,5 +1,5 @@
-"""A local Flower deployment (real processes on 127.0.0.1) for trials and tests; reached as
-``aggregation.flower.LocalDeployment``."""
+"""A local Flower deployment (real processes on 127.0.0.1) for trials and tests; also reached
+as ``aggregation.federated.flower.LocalDeployment``."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from aggregation.federated import SiteRankings
-from aggregation.flower import _settings, _toml, read_result, write_app
+from aggregation.federated.flower_app import check_run_config, read_result, toml_values, write_app
+from aggregation.federated.rank import SiteRankings
+
+__all__ = ["LocalDeployment"]
 
 
 def _free_port() -> int:
@@ -102,7 +104,7 @@ class LocalDeployment:
                 time.sleep(0.2)
         for site, node_config in self.sites.items():
             conf = self.workdir / f"node-{site}.toml"  # a file: any path or name survives
-            conf.write_text(_toml({"site": site, **node_config}), encoding="utf-8")
+            conf.write_text(toml_values({"site": site, **node_config}), encoding="utf-8")
             link = ["--superlink", self.address, "--node-config", str(conf)]
             self._spawn(f"supernode-{site}", ["flower-supernode", *local, str(_free_port()), *link])
         home = self.workdir / "flwr-home" / "config.toml"
@@ -122,11 +124,11 @@ class LocalDeployment:
         """
         cfg = {k.replace("_", "-"): v for k, v in run_config.items()}
         cfg.setdefault("output-dir", str(self.workdir / "output"))
-        _settings(cfg)  # our message for a bad key or value, before Flower's
+        check_run_config(cfg)  # our message for a bad key or value, before Flower's
         result = Path(str(cfg["output-dir"])) / "result.json"
         result.unlink(missing_ok=True)
         overrides = self.workdir / "run-config.toml"
-        overrides.write_text(_toml(cfg), encoding="utf-8")
+        overrides.write_text(toml_values(cfg), encoding="utf-8")
         app = write_app(self.workdir / "moweights-flower")
         cmd = ["flwr", "run", str(app), self.connection, "--stream", "--run-config", str(overrides)]
         done = subprocess.run(

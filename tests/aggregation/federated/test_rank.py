@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from joblib import parallel_config
 
-from aggregation import combine, federated
+import aggregation.federated.rank as rank_module
+from aggregation import combine
 from aggregation.compare import pairwise
 from aggregation.federated import (
     SiteRankings,
@@ -18,6 +19,7 @@ from aggregation.federated import (
     rank_one_site,
     rank_sites,
 )
+from aggregation.federated.sites import site_job
 from aggregation.ranking import GenericRanking, Ranking
 from rankers.exceptions import (
     FeatureMismatchError,
@@ -202,7 +204,8 @@ def test_no_site_ranked_lists_every_error(tmp_path):
     sites = {"a": tmp_path / "nowhere.csv", "b": _site([1, 2]).assign(f1=np.nan)}
     with pytest.raises(InvalidInputError, match="no site could be ranked") as info:
         rank_sites(sites, "variance")
-    assert "a: InvalidInputError: site data file not found" in str(info.value)
+    # a file that cannot be read is a DataFileError (an InvalidInputError) naming the file
+    assert "a: DataFileError: site data file not found" in str(info.value)
     assert "b: InvalidInputError" in str(info.value)
 
 
@@ -287,7 +290,7 @@ def test_same_results_on_a_dask_cluster():
 # ------------------------------------------------------------------ only rankings move
 def test_only_rankings_reach_the_aggregation_step(monkeypatch):
     seen = []
-    real_aggregate, real_similarity = federated.aggregate_rankings, federated._similarity
+    real_aggregate, real_similarity = rank_module.aggregate_rankings, rank_module.site_similarity
 
     def spy(rankings, *args, **kwargs):
         seen.append((rankings, args, kwargs))
@@ -297,8 +300,8 @@ def test_only_rankings_reach_the_aggregation_step(monkeypatch):
         seen.append((rankings, (), {}))
         return real_similarity(rankings)
 
-    monkeypatch.setattr(federated, "aggregate_rankings", spy)
-    monkeypatch.setattr(federated, "_similarity", spy_similarity)
+    monkeypatch.setattr(rank_module, "aggregate_rankings", spy)
+    monkeypatch.setattr(rank_module, "site_similarity", spy_similarity)
     sites = {"a": _site([3, 2, 1], m=12), "b": _site([1, 2, 3], m=9)}
     rank_sites(sites, "variance", aggregate=("mean_rank", "weighted_mean_rank"))
     assert len(seen) == 3  # the aggregates, the generic verdict, the similarity matrices
@@ -322,7 +325,7 @@ def test_only_rankings_reach_the_aggregation_step(monkeypatch):
 
 
 def test_the_site_job_returns_a_ranking_and_a_row_count_only():
-    out = federated._site_job("a", _site([2, 1], m=9), "variance", None, None, None, "report")
+    out = site_job("a", _site([2, 1], m=9), "variance", None, None, None, "report")
     assert type(out.ranking) is Ranking and out.n_rows == 9 and out.error is None
     assert set(out._fields) == {"ranking", "n_rows", "error"}
     assert type(rank_one_site(_site([2, 1]), "variance")) is Ranking
@@ -342,7 +345,8 @@ def test_csv_and_tsv_paths_are_read_in_the_site_job(tmp_path):
     assert from_paths.sizes == {"a": 40, "b": 40}
     (tmp_path / "c.xlsx").write_text("")
     res = rank_sites({**frames, "c": tmp_path / "c.xlsx"}, "variance")
-    assert "cannot read c.xlsx" in res.failed["c"]
+    assert res.failed["c"].startswith("DataFileError: cannot read ")
+    assert "c.xlsx: use .csv, .tsv" in res.failed["c"]
 
 
 def test_parquet_paths_go_through_read_parquet(tmp_path, monkeypatch):

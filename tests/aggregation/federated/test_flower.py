@@ -20,7 +20,8 @@ import pandas as pd
 import pytest
 from sklearn.datasets import load_wine
 
-import aggregation.flower as fl
+import aggregation.federated.flower as fl
+import aggregation.federated.flower_app as app
 import rankers
 from aggregation.federated import rank_one_site, rank_sites
 from aggregation.ranking import GenericRanking, Ranking
@@ -32,7 +33,7 @@ from rankers.exceptions import (
     UnknownRankerError,
 )
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 RF = {"n_estimators": 15}  # a randomised ranker, so the seeds matter
 READ_OR_REFUSED = "the site's data could not be read or was refused by the ranker"
 
@@ -191,7 +192,7 @@ def test_server_equals_rank_sites_and_reports_the_failed_site(flwr_app, wine_sit
     # the server gets the error's type and a fixed message; rank_sites (one process) the text
     assert got.failed == {"broken": "InvalidInputError: " + READ_OR_REFUSED}
     assert ref.failed == {
-        "broken": f"InvalidInputError: site data file not found: {wine_sites['broken']}"
+        "broken": f"DataFileError: site data file not found: {wine_sites['broken']}"
     }
     # another seed gives other forests: the seeds really reach the sites
     other = rank_sites(wine_sites, "random_forest", RF, target="label", random_state=8)
@@ -326,7 +327,7 @@ def test_flower_error_replies_and_malformed_replies_fail_only_their_site(flwr_ap
 
 def test_run_config_problems_are_reported_together():
     with pytest.raises(InvalidParameterError) as info:
-        fl._settings(
+        app.check_run_config(
             {
                 "ranker-params": "[1]",
                 "aggregate": "mean_rnk",
@@ -348,10 +349,10 @@ def test_run_config_problems_are_reported_together():
         "on-mismatch must be 'raise' or 'drop'",
     ):
         assert part in text
-    cfg = fl._settings({"sites": " a, b ", "random-state": 3})
+    cfg = app.check_run_config({"sites": " a, b ", "random-state": 3})
     assert cfg["site-list"] == ["a", "b"] and cfg["min-sites"] == 2 and cfg["seed"] == 3
     assert cfg["on-mismatch"] == "raise"  # the default stops the run, as before
-    assert fl._settings({})["seed"] is None
+    assert app.check_run_config({})["seed"] is None
 
 
 def test_site_seeds_are_rank_sites_seeds(wine_sites):
@@ -381,8 +382,8 @@ def test_example_app_is_what_write_app_writes(tmp_path):
         .read_text()
     )["tool"]["flwr"]["app"]
     assert config["components"] == {
-        "serverapp": "aggregation.flower:server_app",
-        "clientapp": "aggregation.flower:client_app",
+        "serverapp": "aggregation.federated.flower:server_app",
+        "clientapp": "aggregation.federated.flower:client_app",
     }
     assert config["config"] == {**fl.RUN_CONFIG, "random-state": 3, "sites": "x,y"}
     with pytest.raises(InvalidParameterError, match="unknown run-config key 'colour'"):
@@ -406,9 +407,9 @@ def test_json_result_round_trips_rankings_exactly(tmp_path):
     r = Ranking(["a", "b", "c"], [0.1, 1 / 3, 1 / 3], "m", order_idx=[2, 1, 0])
     g = GenericRanking([["b", "c"], ["a"]], "generic")
     for item in (r, g):
-        back = fl._ranking_from_json(json.loads(json.dumps(fl._ranking_json(item))))
+        back = app._ranking_from_json(json.loads(json.dumps(app._ranking_json(item))))
         assert back == item and back.method == item.method
-    assert fl._ranking_from_json(fl._ranking_json(r)).order == ["c", "b", "a"]
+    assert app._ranking_from_json(app._ranking_json(r)).order == ["c", "b", "a"]
 
 
 # ------------------------------------------------------------------ privacy of errors
@@ -472,7 +473,7 @@ def test_site_errors_are_reported_by_a_standard_type_name_and_a_fixed_message():
         assert fl.site_error(exc) == text
         _assert_private(fl.site_error(exc))
     # the deployment guide lists every fixed message
-    from aggregation import _site_errors
+    from aggregation.federated import _site_errors
 
     guide = (REPO / "examples" / "flower_deployment.md").read_text()
     for message in [*_site_errors._MESSAGES.values(), _site_errors.GENERIC]:

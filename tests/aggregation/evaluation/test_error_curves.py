@@ -1,4 +1,4 @@
-"""FFA/RFA error curves, the expected random curve and the ECA (error-curve paper, SPEC §7)."""
+"""FFA/RFA error curves, the expected random curve and the ECA (the error-curve paper, §3)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from sklearn.model_selection import KFold, cross_val_score
 from sklearn.naive_bayes import GaussianNB
 from sklearn.tree import DecisionTreeClassifier
 
-from aggregation.error_curves import (
+from aggregation.evaluation.error_curves import (
     WEIGHTINGS,
     curve_delta,
     curve_grid,

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import f1_score, normalized_mutual_info_score
 
-from aggregation.clustering import (
+from aggregation.evaluation.clustering import (
     METRICS,
     cluster_scores,
     clustering_metrics,

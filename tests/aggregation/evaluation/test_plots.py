@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from aggregation.plots import plot_error_curves, plot_topk_curves
+from aggregation.evaluation.plots import plot_error_curves, plot_topk_curves
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 
 plt = pytest.importorskip("matplotlib.pyplot")

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from aggregation.bayes import BayesianComparison, bayesian_comparison
+from aggregation.evaluation.bayes import BayesianComparison, bayesian_comparison
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 
 

@@ -12,13 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as hst
 from scipy import stats as st
 
-from aggregation._cd_diagram import plot_cd_diagram
-from aggregation.stats import (
+from aggregation.evaluation.cd_diagram import plot_cd_diagram
+from aggregation.evaluation.stats import (
     FriedmanResult,
     NemenyiResult,
-    _groups,
     _holm,
     average_ranks,
+    cd_groups,
     critical_difference,
     friedman,
     nemenyi,
@@ -201,7 +201,7 @@ def _brute_force_groups(ranks: pd.Series, cd: float) -> set[frozenset]:
 )
 def test_groups_are_the_maximal_cliques(ranks, cd):
     s = pd.Series(ranks, index=[f"m{i}" for i in range(len(ranks))])
-    got = _groups(s, cd)
+    got = cd_groups(s, cd)
     assert {frozenset(g) for g in got} == _brute_force_groups(s, cd)
     assert len(set(got)) == len(got)
     for g in got:  # each group listed best first
@@ -407,10 +407,10 @@ def test_cd_diagram_inputs(plt, demsar):
         plot_cd_diagram([1.0, 2.0])
 
 
-def test_importing_the_diagram_module_loads_no_pyplot():
+def test_importing_the_plot_modules_loads_no_pyplot():
     import subprocess
 
-    code = "import aggregation._cd_diagram, sys; print('matplotlib.pyplot' in sys.modules)"
+    code = "import aggregation.plots, sys; print('matplotlib.pyplot' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -11,7 +11,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from aggregation.stats import FriedmanResult, NemenyiResult, _groups, critical_difference
+from aggregation.evaluation.stats import (
+    FriedmanResult,
+    NemenyiResult,
+    cd_groups,
+    critical_difference,
+)
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 
 if TYPE_CHECKING:  # matplotlib stays unimported until a plot is drawn
@@ -58,11 +63,11 @@ def _inputs(
     if bad:
         raise InvalidInputError(
             f"average ranks of {k} methods lie in [1, {k}]; {bad} do not (scores rather than "
-            "ranks? use aggregation.stats.average_ranks)"
+            "ranks? use aggregation.evaluation.average_ranks)"
         )
     if cd is not None and not (isinstance(cd, (int, float, np.floating)) and cd > 0):
         raise InvalidParameterError(f"cd must be a positive number or None, got {cd!r}")
-    groups = _groups(values, float(cd)) if cd is not None else ()
+    groups = cd_groups(values, float(cd)) if cd is not None else ()
     return values, (None if cd is None else float(cd)), groups
 
 
@@ -91,7 +96,7 @@ def plot_cd_diagram(
         Average rank per method. A ``NemenyiResult`` brings its CD and groups; a
         ``FriedmanResult`` brings ranks, k and N, and the CD is Nemenyi's at ``alpha``.
     cd : float, optional
-        Critical difference (e.g. :func:`aggregation.stats.critical_difference`). None with
+        Critical difference (e.g. :func:`aggregation.evaluation.critical_difference`). None with
         plain ranks draws the ranks only, without CD bar or groups.
     ax : matplotlib Axes, optional
         Drawn on (its frame is switched off); labels extend beyond its data area, so leave room
@@ -114,7 +119,7 @@ def plot_cd_diagram(
 
     See Also
     --------
-    aggregation.stats.nemenyi : the test the diagram shows.
+    aggregation.evaluation.nemenyi : the test the diagram shows.
 
     References
     ----------
@@ -125,7 +130,7 @@ def plot_cd_diagram(
     >>> import matplotlib
     >>> matplotlib.use("Agg")
     >>> import pandas as pd
-    >>> from aggregation.stats import nemenyi
+    >>> from aggregation.evaluation import nemenyi
     >>> t = pd.DataFrame({"a": [0.9] * 10, "b": [0.8] * 10, "c": [0.7] * 10})
     >>> fig = plot_cd_diagram(nemenyi(t, higher_is_better=True))
     """

@@ -1,4 +1,4 @@
-"""The top-k kNN curve (SPEC §7)."""
+"""The top-k kNN curve (docs/design.md, "Evaluation")."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from aggregation.curves import geometric_grid, topk_curve
+from aggregation.evaluation.topk import geometric_grid, topk_curve
 from rankers import BaseRanker
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 

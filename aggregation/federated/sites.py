@@ -1,49 +1,51 @@
-"""The per-site step of federated ranking: load a site's data where it lives, rank it, and
-return only the ranking (private to the aggregation package; see aggregation.federated)."""
+"""Sites of a federated ranking: their data, the per-site step, and the checks across sites.
+
+The per-site step loads a site's data where it lives, ranks it and returns only the ranking
+(:func:`rank_one_site`, :func:`site_job`); the checks compare what the sites' rankings
+say about their features; :func:`split_sites` cuts one table into sites and
+:func:`site_seeds` gives each site its seed.
+"""
 
 from __future__ import annotations
 
 import os
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any, NamedTuple, Union
 
 import numpy as np
 import pandas as pd
-from sklearn.base import clone
 
-from aggregation.ranking import Ranking, _fmt, _natural_key
+from aggregation._names import format_names, natural_key
+from aggregation.federated.io import read_table
+from aggregation.ranking import Ranking
 from rankers.exceptions import FeatureMismatchError, InvalidInputError, InvalidParameterError
+from rankers.validation import check_seed
 
+__all__ = [
+    "SiteData",
+    "SiteOutcome",
+    "check_same_features",
+    "load_site",
+    "make_ranker",
+    "odd_sites",
+    "rank_one_site",
+    "site_features",
+    "site_job",
+    "site_sources",
+    "spawn_seeds",
+    "split_sites",
+]
+
+#: what a site's data may be given as: a table, a file, or a loader called at the site
 SiteData = Union[pd.DataFrame, str, os.PathLike, Callable[[], pd.DataFrame]]  # noqa: UP007
 
 
 # ------------------------------------------------------------------ one site
-def _read_table(path: Path) -> pd.DataFrame:
-    suffixes = [s.lower() for s in path.suffixes]
-    if ".parquet" in suffixes:
-        frame = pd.read_parquet(path)
-    elif ".tsv" in suffixes or ".tab" in suffixes:
-        frame = pd.read_csv(path, sep="\t")
-    elif ".csv" in suffixes:
-        frame = pd.read_csv(path)
-    else:
-        raise InvalidInputError(
-            f"cannot read {path.name}: use .csv, .tsv (optionally compressed, e.g. .csv.gz) "
-            "or .parquet"
-        )
-    frame.columns = [str(c) for c in frame.columns]
-    return frame
-
-
-def _load_site(data: SiteData) -> pd.DataFrame:
+def load_site(data: SiteData) -> pd.DataFrame:
     """The site's table: the DataFrame itself, a file read here, or the loader's result."""
     if isinstance(data, (str, os.PathLike)):
-        path = Path(data)
-        if not path.is_file():
-            raise InvalidInputError(f"site data file not found: {path}")
-        data = _read_table(path)
+        data = read_table(data, what="site data file")
     elif callable(data):
         data = data()
     if not isinstance(data, pd.DataFrame):
@@ -54,7 +56,7 @@ def _load_site(data: SiteData) -> pd.DataFrame:
     return data
 
 
-def _make_ranker(ranker: Any, params: Mapping[str, Any] | None) -> Any:
+def make_ranker(ranker: Any, params: Mapping[str, Any] | None) -> Any:
     """An unfitted estimator: from the registry by name, or a clone of the one given."""
     params = dict(params or {})
     if isinstance(ranker, str):
@@ -66,19 +68,22 @@ def _make_ranker(ranker: Any, params: Mapping[str, Any] | None) -> Any:
             f"ranker must be a registry name or an unfitted scikit-learn style estimator, "
             f"not {type(ranker).__name__}"
         )
+    from sklearn.base import clone  # scikit-learn only once a site is ranked
+
     est = clone(ranker)
     if params:
         est.set_params(**params)
     return est
 
 
-def _features(data: pd.DataFrame, target: str | None) -> list[str]:
+def site_features(data: pd.DataFrame, target: str | None) -> list[str]:
     bad = [c for c in data.columns if not isinstance(c, str)]
     if bad:
         raise InvalidInputError(
-            f"site columns must be named by strings to be matched across sites; not: {_fmt(bad)}"
+            "site columns must be named by strings to be matched across sites; not: "
+            + format_names(bad)
         )
-    return sorted((c for c in data.columns if c != target), key=_natural_key)
+    return sorted((c for c in data.columns if c != target), key=natural_key)
 
 
 def rank_one_site(
@@ -122,25 +127,26 @@ def rank_one_site(
     InvalidInputError
         If ``target`` is not a column, or the ranker refuses the data (NaN, text columns...).
     """
-    frame = _load_site(data)
+    frame = load_site(data)
     if target is not None and target not in frame.columns:
         raise InvalidInputError(
-            f"target column {target!r} is not in the site's columns ({_fmt(list(frame.columns))})"
+            f"target column {target!r} is not in the site's columns "
+            f"({format_names(list(frame.columns))})"
         )
-    own = _features(frame, target)
+    own = site_features(frame, target)
     if features is not None:
         features = list(features)
-        missing = sorted(set(features) - set(own), key=_natural_key)
-        extra = sorted(set(own) - set(features), key=_natural_key)
+        missing = sorted(set(features) - set(own), key=natural_key)
+        extra = sorted(set(own) - set(features), key=natural_key)
         if missing or extra:
             raise FeatureMismatchError(
-                f"the site's features differ: missing {_fmt(missing) or 'none'}; "
-                f"extra {_fmt(extra) or 'none'}",
+                f"the site's features differ: missing {format_names(missing) or 'none'}; "
+                f"extra {format_names(extra) or 'none'}",
                 missing={"site": missing},
                 extra={"site": extra},
             )
         own = features
-    est = _make_ranker(ranker, params)
+    est = make_ranker(ranker, params)
     if random_state is not None and est.get_params(deep=False).get("random_state", 0) is None:
         est.set_params(random_state=random_state)
     y = None if target is None else frame[target]
@@ -148,7 +154,7 @@ def rank_one_site(
     return Ranking.from_ranker(est)
 
 
-class _SiteOutcome(NamedTuple):
+class SiteOutcome(NamedTuple):
     """What the per-site job sends back: a ranking and a row count, or an error message."""
 
     ranking: Ranking | None
@@ -156,17 +162,17 @@ class _SiteOutcome(NamedTuple):
     error: str | None
 
 
-def _site_job(name, data, ranker, params, target, seed, on_error) -> _SiteOutcome:
+def site_job(name, data, ranker, params, target, seed, on_error) -> SiteOutcome:
     try:
-        frame = _load_site(data)
+        frame = load_site(data)
         ranking = rank_one_site(frame, ranker, params, target, seed)
     except Exception as exc:
         if on_error == "raise":
             if hasattr(exc, "add_note"):  # Python >= 3.11
                 exc.add_note(f"while ranking site {name!r}")
             raise
-        return _SiteOutcome(None, None, f"{type(exc).__name__}: {exc}")
-    return _SiteOutcome(ranking, len(frame), None)
+        return SiteOutcome(None, None, f"{type(exc).__name__}: {exc}")
+    return SiteOutcome(ranking, len(frame), None)
 
 
 # ------------------------------------------------------------------ checks shared by the steps
@@ -183,16 +189,16 @@ def _feature_differences(
     counts = Counter(f for s in sets.values() for f in s)
     ref = {f for f, c in counts.items() if 2 * c >= len(sets)}
     diffs = {
-        k: (sorted(ref - s, key=_natural_key), sorted(s - ref, key=_natural_key))
+        k: (sorted(ref - s, key=natural_key), sorted(s - ref, key=natural_key))
         for k, s in sets.items()
         if s != ref
     }
-    return sorted(ref, key=_natural_key), diffs
+    return sorted(ref, key=natural_key), diffs
 
 
 def _difference(missing: list[str], extra: list[str], named: bool) -> str:
     if named:
-        return f"missing {_fmt(missing) or 'none'}; extra {_fmt(extra) or 'none'}"
+        return f"missing {format_names(missing) or 'none'}; extra {format_names(extra) or 'none'}"
     return f"{len(missing)} missing, {len(extra)} extra"
 
 
@@ -208,7 +214,7 @@ def _mismatch_error(
     )
 
 
-def _check_same_features(
+def check_same_features(
     names: Mapping[str, Sequence[str]], *, named: bool = True, hint: str = ""
 ) -> None:
     """Every site must have the same features; list each site's differences at once.
@@ -222,12 +228,12 @@ def _check_same_features(
         raise _mismatch_error(len(names), diffs, named, hint)
 
 
-def _odd_sites(names: Mapping[str, Sequence[str]], *, named: bool = True) -> dict[str, str]:
+def odd_sites(names: Mapping[str, Sequence[str]], *, named: bool = True) -> dict[str, str]:
     """The sites to drop (site -> why) so that the others share one feature set.
 
     Kept: the sites holding the feature set that more than half of the sites hold. Without
     such a majority no site can be called the odd one (two sites, or two camps): the
-    mismatch is raised as ``_check_same_features`` raises it.
+    mismatch is raised as :func:`check_same_features` raises it.
     """
     ref, diffs = _feature_differences(names)
     kept = len(names) - len(diffs)
@@ -249,62 +255,110 @@ def _odd_sites(names: Mapping[str, Sequence[str]], *, named: bool = True) -> dic
 
 
 # ------------------------------------------------------------------ driver
-def _site_sources(sites: Any, site_column: str | None) -> dict[str, SiteData]:
+def split_sites(
+    X: pd.DataFrame, y: pd.Series | None, column: str
+) -> dict[str, tuple[pd.DataFrame, pd.Series | None]]:
+    """Split one table into sites by the values of ``column`` (which is then dropped).
+
+    Sites are named by the column's values as strings and listed in natural order of the
+    names (``site2`` before ``site10``, ``2`` before ``10``); each keeps its rows in their
+    order, with a fresh index. A row without a site value, or two values that print alike
+    (``1`` and ``"1"``), is an error rather than a site of its own.
+
+    Parameters
+    ----------
+    X : DataFrame
+        The table, ``column`` among its columns.
+    y : Series, optional
+        The target, aligned with ``X``'s rows; split alike.
+    column : str
+        The column naming each row's site.
+
+    Returns
+    -------
+    dict
+        Site name -> (features without ``column``, target or None).
+
+    Raises
+    ------
+    InvalidInputError
+        ``column`` is not a column of ``X``, has missing values, or two of its values turn
+        into the same name.
+
+    Examples
+    --------
+    >>> X = pd.DataFrame({"site": ["b", "a", "b"], "f": [1.0, 2.0, 3.0]})
+    >>> {s: part["f"].tolist() for s, (part, _) in split_sites(X, None, "site").items()}
+    {'a': [2.0], 'b': [1.0, 3.0]}
+    """
+    if column not in X.columns:
+        raise InvalidInputError(
+            f"site column {column!r} is not in the data; its columns are "
+            f"{format_names(list(X.columns))}"
+        )
+    values = X[column]
+    n_missing = int(values.isna().sum())
+    if n_missing:
+        raise InvalidInputError(
+            f"site column {column!r} is missing in {n_missing} row(s); every row needs a site"
+        )
+    keys = values.astype(str).to_numpy()
+    names = sorted(set(keys), key=natural_key)
+    if len(names) != values.nunique():
+        raise InvalidInputError(
+            f"site column {column!r} holds values that print alike (e.g. 1 and '1'); site "
+            "names must stay distinct when turned into strings"
+        )
+    features = X.drop(columns=column)
+    sites = {}
+    for name in names:
+        rows = np.flatnonzero(keys == name)
+        part = features.iloc[rows].reset_index(drop=True)
+        sites[name] = (part, None if y is None else y.iloc[rows].reset_index(drop=True))
+    return sites
+
+
+def site_sources(sites: Any, site_column: str | None) -> dict[str, SiteData]:
+    """Site name -> its data, from a mapping or from one table split by ``site_column``."""
     if isinstance(sites, pd.DataFrame):
         if site_column is None:
             raise InvalidParameterError(
                 "a single DataFrame needs site_column=... naming the column that tells the "
                 "sites apart (or pass a mapping site -> DataFrame or path)"
             )
-        if site_column not in sites.columns:
-            raise InvalidInputError(f"site_column {site_column!r} is not a column of sites")
-        n_missing = int(sites[site_column].isna().sum())
-        if n_missing:
-            raise InvalidInputError(f"site_column {site_column!r} is missing in {n_missing} row(s)")
-        groups = sites.groupby(site_column, sort=True, observed=True)
-        pairs = [(k, g.drop(columns=site_column)) for k, g in groups]
-    else:
-        if site_column is not None:
-            raise InvalidParameterError("site_column applies only when sites is one DataFrame")
-        if not isinstance(sites, Mapping) or not sites:
-            raise InvalidParameterError(
-                "sites must be a non-empty mapping site -> DataFrame, path or loader, or one "
-                f"DataFrame with site_column; got {type(sites).__name__}"
-            )
-        pairs = list(sites.items())
-        bad = [
-            f"{k!r} ({type(v).__name__})"
-            for k, v in pairs
-            if not isinstance(v, (pd.DataFrame, str, os.PathLike)) and not callable(v)
-        ]
-        if bad:
-            raise InvalidParameterError(
-                "each site must be a DataFrame, a path (csv/tsv/parquet) or a loader; not: "
-                + ", ".join(bad)
-            )
+        return {name: part for name, (part, _) in split_sites(sites, None, site_column).items()}
+    if site_column is not None:
+        raise InvalidParameterError("site_column applies only when sites is one DataFrame")
+    if not isinstance(sites, Mapping) or not sites:
+        raise InvalidParameterError(
+            "sites must be a non-empty mapping site -> DataFrame, path or loader, or one "
+            f"DataFrame with site_column; got {type(sites).__name__}"
+        )
+    pairs = list(sites.items())
+    bad = [
+        f"{k!r} ({type(v).__name__})"
+        for k, v in pairs
+        if not isinstance(v, (pd.DataFrame, str, os.PathLike)) and not callable(v)
+    ]
+    if bad:
+        raise InvalidParameterError(
+            "each site must be a DataFrame, a path (csv/tsv/parquet) or a loader; not: "
+            + ", ".join(bad)
+        )
     out = {str(k): v for k, v in pairs}
     if len(out) != len(pairs):
         raise InvalidParameterError("site names must stay distinct when turned into strings")
     return out
 
 
-def _site_seeds(random_state: Any, n: int) -> list[int | None]:
-    """One seed per site, spawned from ``random_state`` by site position (never by worker)."""
+def spawn_seeds(random_state: Any, n: int) -> list[int | None]:
+    """One seed per site, spawned from ``random_state`` by site position (never by worker).
+
+    Child ``i`` of the :class:`~numpy.random.SeedSequence` of ``random_state``
+    (:func:`rankers.validation.check_seed`) seeds site ``i``, so results depend neither on
+    ``n_jobs`` nor on the backend. None leaves every site unseeded (its ranker keeps its
+    own ``random_state``).
+    """
     if random_state is None:
         return [None] * n
-    if isinstance(random_state, np.random.SeedSequence):
-        seq = random_state
-    elif isinstance(random_state, np.random.Generator):
-        seq = np.random.SeedSequence(int(random_state.integers(2**63)))
-    elif (
-        isinstance(random_state, (int, np.integer))
-        and not isinstance(random_state, bool)
-        and random_state >= 0
-    ):
-        seq = np.random.SeedSequence(int(random_state))
-    else:
-        raise InvalidParameterError(
-            "random_state must be None, a non-negative int, a numpy Generator or SeedSequence; "
-            f"got {random_state!r}"
-        )
-    return [int(child.generate_state(1)[0]) for child in seq.spawn(n)]
+    return [int(child.generate_state(1)[0]) for child in check_seed(random_state).spawn(n)]

@@ -1,0 +1,98 @@
+"""Evaluation of feature rankings: the shared scorers and the statistics that compare them.
+
+- :mod:`~aggregation.evaluation.topk`: the unsupervised top-k kNN error curve (the ranking
+  refitted on every training fold).
+- :mod:`~aggregation.evaluation.error_curves`: FFA/RFA curves, the expected curve of a random
+  ranking and the ECA score (the error-curve paper).
+- :mod:`~aggregation.evaluation.clustering`: k-means on the top features, scored against
+  the classes (the Distance Rank paper), with the two-step evaluation for imbalanced data.
+- :mod:`~aggregation.evaluation.stats`: Friedman, Iman–Davenport, Nemenyi and Wilcoxon–Holm
+  over methods × data sets; :mod:`~aggregation.evaluation.bayes` the Bayesian comparison.
+- :mod:`~aggregation.evaluation.plots` and :mod:`~aggregation.evaluation.cd_diagram`: their
+  figures (also importable from :mod:`aggregation.plots`).
+
+Names are imported on first access, so importing this package costs nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rankers._lazy import attach
+
+_MODULES = {
+    "bayes": ("BayesianComparison", "bayesian_comparison"),
+    "cd_diagram": ("plot_cd_diagram",),
+    "clustering": ("cluster_scores", "clustering_metrics", "match_clusters", "two_step_metrics"),
+    "error_curves": (
+        "WEIGHTINGS",
+        "curve_delta",
+        "curve_grid",
+        "default_estimator",
+        "eca",
+        "expected_curve",
+        "ffa_rfa",
+        "ffa_rfa_many",
+    ),
+    "plots": ("plot_error_curves", "plot_topk_curves"),
+    "stats": (
+        "FriedmanResult",
+        "NemenyiResult",
+        "WilcoxonHolmResult",
+        "average_ranks",
+        "cd_groups",
+        "critical_difference",
+        "friedman",
+        "nemenyi",
+        "rank_table",
+        "wilcoxon_holm",
+    ),
+    "topk": ("geometric_grid", "topk_curve"),
+}
+
+__all__ = [
+    "WEIGHTINGS",
+    "BayesianComparison",
+    "FriedmanResult",
+    "NemenyiResult",
+    "WilcoxonHolmResult",
+    "average_ranks",
+    "bayesian_comparison",
+    "cd_groups",
+    "cluster_scores",
+    "clustering_metrics",
+    "critical_difference",
+    "curve_delta",
+    "curve_grid",
+    "default_estimator",
+    "eca",
+    "expected_curve",
+    "ffa_rfa",
+    "ffa_rfa_many",
+    "friedman",
+    "geometric_grid",
+    "match_clusters",
+    "nemenyi",
+    "plot_cd_diagram",
+    "plot_error_curves",
+    "plot_topk_curves",
+    "rank_table",
+    "topk_curve",
+    "two_step_metrics",
+    "wilcoxon_holm",
+]
+
+_getattr, _dir = attach(
+    __name__,
+    {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names},
+    submodules=_MODULES,
+    public=__all__,
+)
+
+
+def __getattr__(name: str) -> Any:
+    return _getattr(name)
+
+
+def __dir__() -> list[str]:
+    return _dir()

@@ -1,0 +1,87 @@
+"""Federated per-site ranking: rank each site's data where it lives, aggregate only rankings.
+
+The multiobjective weighting paper (§1, §2.3, §3) ranks horizontally distributed data that
+cannot be pooled: each location ranks its own features and the local rankings are
+aggregated, e.g. into a generic ranking, whose single block signals incompatible sites.
+
+Two steps, kept apart on purpose, each in its module:
+
+1. :mod:`~aggregation.federated.sites`: :func:`rank_one_site` (run per site, through
+   joblib, so a Dask cluster can take over with ``joblib.parallel_config(backend="dask")``)
+   reads the site's data -- a DataFrame, a csv/tsv/parquet path read inside the job
+   (:mod:`~aggregation.federated.io`), or a zero-argument loader called inside the job --
+   fits a fresh clone of the ranker and returns a :class:`~aggregation.Ranking`.
+2. :mod:`~aggregation.federated.aggregate`: :func:`aggregate_rankings` and
+   :func:`aggregate_hierarchy` receive ``{site: Ranking}`` and nothing else.
+
+:func:`rank_sites` (:mod:`~aggregation.federated.rank`) runs both in one process and returns
+a :class:`SiteRankings`; :mod:`~aggregation.federated.flower` runs them across machines with
+Flower (the ClientApp is step 1 at each site, the ServerApp step 2), and
+:mod:`~aggregation.federated.local` starts a real deployment on one machine.
+
+**What leaves a site**: its :class:`~aggregation.Ranking` (feature names, one score per
+feature, the method's name and the order) and its number of rows (for ``weights="size"``,
+like Flower's ``num_examples``); for a failed site, the error message instead (with
+``on_error="raise"``, the exception). No row, column of values or fitted model leaves the
+per-site job. The error message is kept whole here, as it stays in this process; across
+machines (:mod:`aggregation.federated.flower`) a site sends only the error's type and a
+fixed message.
+
+Sites whose feature sets differ stop the run (``on_mismatch="raise"``) or are dropped from
+the aggregation and listed in ``failed`` (``on_mismatch="drop"``: the sites holding the
+feature set that more than half of the sites hold are kept).
+
+Every site puts its feature columns in natural sort order of their names (``x2`` before
+``x10``) before fitting, so results depend neither on a site's column order nor on which
+site comes first, and sites agree on one order without talking to each other.
+
+Names are imported on first access, so importing this package costs nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rankers._lazy import attach
+
+_MODULES = {
+    "aggregate": (
+        "AGGREGATES",
+        "HierarchicalRanking",
+        "aggregate_hierarchy",
+        "aggregate_rankings",
+        "site_similarity",
+    ),
+    "io": ("read_table",),
+    "rank": ("SiteRankings", "rank_sites"),
+    "sites": ("SiteData", "rank_one_site", "split_sites"),
+}
+
+__all__ = [
+    "AGGREGATES",
+    "HierarchicalRanking",
+    "SiteData",
+    "SiteRankings",
+    "aggregate_hierarchy",
+    "aggregate_rankings",
+    "rank_one_site",
+    "rank_sites",
+    "read_table",
+    "site_similarity",
+    "split_sites",
+]
+
+_getattr, _dir = attach(
+    __name__,
+    {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names},
+    submodules=(*_MODULES, "flower", "flower_app", "local"),
+    public=__all__,
+)
+
+
+def __getattr__(name: str) -> Any:
+    return _getattr(name)
+
+
+def __dir__() -> list[str]:
+    return _dir()

@@ -1,0 +1,104 @@
+"""The architecture as a contract: layering and no import cycles (import-linter, configured in
+pyproject.toml), and no module importing another module's private names.
+
+Run by the suite, so a change that breaks the layering fails the tests; each check is also
+shown to fail on a tree with a planted violation.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("rankers", "aggregation", "moweights")
+#: packages whose modules must not import each other's private names
+NO_PRIVATE_IMPORTS = ("rankers", "aggregation")
+
+pytest.importorskip("importlinter")
+
+
+def _lint(root: Path) -> subprocess.CompletedProcess:
+    """import-linter on the packages under ``root``, with ``root``'s contracts."""
+    code = (
+        "import sys; from importlinter.cli import lint_imports; "
+        f"sys.exit(lint_imports(config_filename={str(root / 'pyproject.toml')!r}, "
+        "no_cache=True, no_logo=True))"
+    )
+    env = {"PYTHONPATH": str(root), "PATH": "", "HOME": str(root)}
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True
+    )
+
+
+def test_the_import_contracts_are_kept():
+    done = _lint(REPO)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.fixture
+def tree(tmp_path) -> Path:
+    """A copy of the packages and their contracts, to plant violations in."""
+    for name in PACKAGES:
+        shutil.copytree(REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path
+
+
+def _plant(path: Path, line: str) -> None:
+    path.write_text(path.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "reported"),
+    [
+        ("rankers/ties.py", "import aggregation.ranking", "rankers <- aggregation"),
+        ("aggregation/ranking.py", "import moweights.errors", "rankers <- aggregation"),
+        ("aggregation/_names.py", "from aggregation import combine", "no import cycle"),
+        ("aggregation/evaluation/topk.py", "import aggregation.federated.rank", "evaluation"),
+        ("aggregation/federated/sites.py", "import aggregation.federated.flower", "federated"),
+    ],
+)
+def test_a_planted_violation_breaks_a_contract(tree, module, line, reported):
+    _plant(tree / module, line)
+    done = _lint(tree)
+    assert done.returncode != 0
+    assert "BROKEN" in done.stdout and reported in done.stdout
+
+
+def _private_imports(package: Path) -> list[str]:
+    """``from <our module> import _name`` lines importing another module's private name."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        module = ".".join(path.relative_to(package.parent).with_suffix("").parts)
+        module = module.removesuffix(".__init__")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
+                continue
+            if node.module.split(".")[0] not in PACKAGES or node.module == module:
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_"):
+                    found.append(
+                        f"{path.relative_to(package.parent)}:{node.lineno}: "
+                        f"from {node.module} import {alias.name}"
+                    )
+    return found
+
+
+@pytest.mark.parametrize("package", NO_PRIVATE_IMPORTS)
+def test_no_module_imports_another_modules_private_names(package):
+    assert _private_imports(REPO / package) == []
+
+
+def test_a_planted_private_import_is_found(tree):
+    _plant(tree / "aggregation/compare.py", "from aggregation.ranking import _natural_key")
+    assert _private_imports(tree / "aggregation") == [
+        f"aggregation/compare.py:{len((tree / 'aggregation/compare.py').read_text().splitlines())}"
+        ": from aggregation.ranking import _natural_key"
+    ]
