@@ -11,19 +11,31 @@ from typing import Any
 from rankers._lazy import attach
 
 _MODULES = {
+    "estimator": ("EstimatorImportanceRanker",),
     "forest": ("RandomForestRanker",),
     "information": ("Chi2Ranker", "InfoGainRanker"),
+    "mrmr": ("CMIMRanker", "JMIRanker", "MRMRRanker"),
+    "multisurf": ("MultiSURFRanker",),
     "relief": ("RReliefFRanker", "ReliefFRanker"),
     "svm_rfe": ("SVMRFERanker",),
+    "univariate": ("ANOVAFRanker", "FisherScoreRanker", "TTestRanker"),
 }
 
 __all__ = [
+    "ANOVAFRanker",
+    "CMIMRanker",
     "Chi2Ranker",
+    "EstimatorImportanceRanker",
+    "FisherScoreRanker",
     "InfoGainRanker",
+    "JMIRanker",
+    "MRMRRanker",
+    "MultiSURFRanker",
     "RReliefFRanker",
     "RandomForestRanker",
     "ReliefFRanker",
     "SVMRFERanker",
+    "TTestRanker",
 ]
 
 _getattr, _dir = attach(
