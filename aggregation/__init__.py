@@ -5,6 +5,8 @@
 - :mod:`~aggregation.combine` (with :mod:`~aggregation.consensus`): combine several
   rankings into one; :data:`~aggregation.combine.METHODS` is the table of methods by name.
 - :mod:`~aggregation.compare`: similarity of rankings, pairwise matrices, stability.
+- :mod:`~aggregation.uncertainty`: generic rankings with uncertainty (tolerant, from
+  bootstrap resamples) and what incompatible rankings still share.
 - :mod:`~aggregation.plots`: figures of rankings and of evaluation results.
 - :mod:`aggregation.federated`: rank each site where its data lives, aggregate the
   rankings (in one process, or across machines with Flower).
@@ -35,6 +37,14 @@ _NAMES = {
         "weighted_mean_rank",
     ),
     "aggregation.compare": ("pairwise", "s_measure", "stability"),
+    "aggregation.uncertainty": (
+        "agreement_profile",
+        "disagreement",
+        "rank_intervals",
+        "shared_top",
+        "stability_partition",
+        "tolerant_generic",
+    ),
     "aggregation.federated": (
         "SiteRankings",
         "aggregate_hierarchy",
@@ -67,6 +77,7 @@ _SUBMODULES = (
     "plots",
     "ranking",
     "stats",
+    "uncertainty",
 )
 
 __all__ = [
@@ -75,6 +86,7 @@ __all__ = [
     "SiteRankings",
     "aggregate_hierarchy",
     "aggregate_rankings",
+    "agreement_profile",
     "average_ranks",
     "borda",
     "cluster_scores",
@@ -82,6 +94,7 @@ __all__ = [
     "combine",
     "compare",
     "curves",
+    "disagreement",
     "eca",
     "error_curves",
     "evaluation",
@@ -97,11 +110,16 @@ __all__ = [
     "nemenyi",
     "pairwise",
     "plots",
+    "rank_intervals",
     "rank_sites",
     "s_measure",
+    "shared_top",
     "stability",
+    "stability_partition",
     "stats",
+    "tolerant_generic",
     "topk_curve",
+    "uncertainty",
     "vote",
     "vote_table",
     "weighted_mean_rank",

@@ -16,7 +16,7 @@ This module relaxes the interval, keeping the definition otherwise:
   ``tolerance=0`` is the paper's definition; more tolerance never gives fewer blocks
   (trimming only shrinks intervals); it is the per-feature analogue of a trimmed mean,
   robust to a fraction τ of inputs that misplace any given feature.
-- :func:`stability` ranks bootstrap resamples of one data set with one ranker: each
+- :func:`stability_partition` ranks bootstrap resamples of one data set with one ranker: each
   feature's rank confidence interval, and the ordered partition they imply
   (:func:`tolerant_generic` of the bootstrap rankings at ``(1 - confidence) / 2``).
 - :func:`agreement_profile`, :func:`shared_top` and :func:`disagreement`: for inputs that
@@ -39,12 +39,12 @@ from rankers.exceptions import InvalidParameterError
 from rankers.validation import check_n_jobs, check_seed
 
 __all__ = [
-    "Stability",
+    "StabilityPartition",
     "agreement_profile",
     "disagreement",
     "rank_intervals",
     "shared_top",
-    "stability",
+    "stability_partition",
     "tolerant_generic",
 ]
 
@@ -167,8 +167,8 @@ def rank_intervals(rankings: Iterable[AnyRanking], tolerance: float = 0.0) -> pd
 
 # ------------------------------------------------------------------ bootstrap stability
 @dataclass
-class Stability:
-    """What :func:`stability` found: the bootstrap rankings, the intervals, the partition.
+class StabilityPartition:
+    """What :func:`stability_partition` found: the bootstrap rankings, the intervals, the partition.
 
     Attributes
     ----------
@@ -197,7 +197,7 @@ class Stability:
         first = self.partition.blocks[0]
         shown = ", ".join(first[:8]) + (" ..." if len(first) > 8 else "")
         return (
-            f"Stability({len(self.rankings)} resamples, {self.confidence:.0%} intervals: "
+            f"StabilityPartition({len(self.rankings)} resamples, {self.confidence:.0%} intervals: "
             f"s = {self.s} block(s); first block {{{shown}}})"
         )
 
@@ -212,7 +212,7 @@ def _fit_one(ranker, X, y, rows, seed, method):
     return Ranking.from_ranker(est, method=method)
 
 
-def stability(
+def stability_partition(
     ranker,
     X,
     y=None,
@@ -222,7 +222,7 @@ def stability(
     n_jobs: int | None = None,
     random_state=None,
     progress=None,
-) -> Stability:
+) -> StabilityPartition:
     """Rank bootstrap resamples of ``X`` with one ranker: rank intervals and their partition.
 
     Every resample draws ``n_samples`` rows with replacement (the same rows of ``y``); the
@@ -253,7 +253,7 @@ def stability(
 
     Returns
     -------
-    Stability
+    StabilityPartition
     """
     if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)):
         raise InvalidParameterError(f"n_bootstrap must be an integer >= 2; got {n_bootstrap!r}")
@@ -279,7 +279,7 @@ def stability(
     tolerance = min((1.0 - float(confidence)) / 2.0, 0.5 - 1e-12)
     intervals = rank_intervals(rankings, tolerance)
     partition = tolerant_generic(rankings, tolerance, method=f"stability({method})")
-    return Stability(rankings, intervals, partition, float(confidence))
+    return StabilityPartition(rankings, intervals, partition, float(confidence))
 
 
 # ------------------------------------------------------------------ incompatible inputs

@@ -40,7 +40,7 @@ from _protocol import to_markdown, versions  # noqa: E402
 import rankers  # noqa: E402
 from aggregation import Ranking  # noqa: E402
 from aggregation.error_curves import expected_curve, ffa_rfa  # noqa: E402
-from aggregation.uncertainty import shared_top, stability, tolerant_generic  # noqa: E402
+from aggregation.uncertainty import shared_top, stability_partition, tolerant_generic  # noqa: E402
 
 TOLERANCES = (0.0, 0.1, 0.2, 0.3, 0.4)
 
@@ -92,7 +92,9 @@ def summarise(setting, rankings_, X, y, n_random, seed) -> list[dict]:
 def stability_rows(setting, ranker, X, y, n_boot, n_random, seed) -> list[dict]:
     rows = []
     for conf in (1.0, 0.9, 0.8):
-        result = stability(ranker, X, y, n_bootstrap=n_boot, confidence=conf, random_state=seed)
+        result = stability_partition(
+            ranker, X, y, n_bootstrap=n_boot, confidence=conf, random_state=seed
+        )
         block = list(result.partition.blocks[0])
         row = {"setting": setting, "aggregate": f"bootstrap {n_boot}, {conf:.0%} intervals",
                "s": result.s, "first block": ", ".join(block[:6]) + (" ..." if len(block) > 6

@@ -17,7 +17,7 @@ from aggregation.uncertainty import (
     disagreement,
     rank_intervals,
     shared_top,
-    stability,
+    stability_partition,
     tolerant_generic,
 )
 from rankers.exceptions import InvalidParameterError
@@ -171,7 +171,7 @@ def _planted(seed=0, m=120):
 
 def test_stability_separates_the_planted_features():
     X, y = _planted()
-    result = stability(rankers.get("anova_f"), X, y, n_bootstrap=40, random_state=0)
+    result = stability_partition(rankers.get("anova_f"), X, y, n_bootstrap=40, random_state=0)
     assert len(result.rankings) == 40
     assert list(result.partition.blocks[0]) == ["g0"]
     assert list(result.partition.blocks[1]) == ["g1"]
@@ -179,7 +179,7 @@ def test_stability_separates_the_planted_features():
     assert result.intervals.loc["g0", "high"] == 1
     assert result.intervals.loc["g1", ["low", "high"]].tolist() == [2, 2]
     # at confidence 1 the interval is every resample's: never narrower
-    strict = stability(rankers.get("anova_f"), X, y, n_bootstrap=40, confidence=1.0,
+    strict = stability_partition(rankers.get("anova_f"), X, y, n_bootstrap=40, confidence=1.0,
                        random_state=0)  # fmt: skip
     assert strict.s <= result.s
     assert (strict.intervals["high"] >= result.intervals["high"]).all()
@@ -191,7 +191,7 @@ def test_stability_is_reproducible_whatever_n_jobs():
 
     def run(n_jobs, seed=3, **kw):
         ranker = rankers.get("distance_rank", max_samples=0.5)
-        return stability(ranker, X, n_bootstrap=6, random_state=seed, n_jobs=n_jobs, **kw)
+        return stability_partition(ranker, X, n_bootstrap=6, random_state=seed, n_jobs=n_jobs, **kw)
 
     one = run(1, progress=ticks.append)
     with parallel_config(backend="threading"):  # threads: the same seeds, no start-up
@@ -205,9 +205,9 @@ def test_stability_is_reproducible_whatever_n_jobs():
 def test_stability_refuses_bad_settings():
     X, y = _planted()
     with pytest.raises(InvalidParameterError, match="n_bootstrap"):
-        stability(rankers.get("anova_f"), X, y, n_bootstrap=1)
+        stability_partition(rankers.get("anova_f"), X, y, n_bootstrap=1)
     with pytest.raises(InvalidParameterError, match="confidence"):
-        stability(rankers.get("anova_f"), X, y, confidence=0.0)
+        stability_partition(rankers.get("anova_f"), X, y, confidence=0.0)
 
 
 def test_rank_interval_plot_draws_every_shown_feature_and_its_blocks():
