@@ -25,7 +25,7 @@ from moweights.datasets import make_weighting_benchmark
 from moweights.weighting import MOWeighting
 
 SINGLE = [("C1",), ("-C2",), ("-C3",), ("C4",)]
-COMBINED = [("C1", "-C2"), ("C1", "-C3"), ("C1", "-C2", "-C3")]
+COMBINED = [("C1", "-C2"), ("C1", "-C3"), ("-C2", "-C4"), ("C1", "-C2", "-C3")]
 
 
 def _order(ranking: Ranking) -> str:
@@ -50,7 +50,7 @@ def main(argv=None) -> None:
         est = MOWeighting(objectives=spec, n_gen=args.n_gen, random_state=args.seed).fit(X, y)
         ranking = Ranking.from_ranker(est, method=",".join(spec))
         weighting[spec] = ranking
-        mean_w = est.pareto_weights_.mean().round(2).tolist()
+        mean_w = est.pareto_mean_weights_.round(2).tolist()
         print(f"  {','.join(spec):<12} {_order(ranking):<28} mean weights {mean_w}")
 
     print("\n2. classical rankers and the weighting (C1,-C2,-C3)")

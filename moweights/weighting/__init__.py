@@ -1,6 +1,12 @@
 """NSGA-II feature weighting over entropy and dissimilarity criteria (the namesake)."""
 
-from moweights.weighting.criteria import ALIASES, CRITERIA, Criteria, parse_objectives
+from moweights.weighting.criteria import (
+    ALIASES,
+    CRITERIA,
+    Criteria,
+    objective_label,
+    parse_objectives,
+)
 from moweights.weighting.problem import WeightingProblem
 from moweights.weighting.ranker import FRONT_TO_RANKING, MOWeighting
 
@@ -11,5 +17,6 @@ __all__ = [
     "Criteria",
     "MOWeighting",
     "WeightingProblem",
+    "objective_label",
     "parse_objectives",
 ]

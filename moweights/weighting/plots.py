@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from moweights.weighting.criteria import parse_objectives
+
 __all__ = ["plot_front", "plot_front_weights"]
 
 
@@ -28,9 +30,9 @@ def plot_front(mow, ax=None):
 
     _check_fitted(mow)
     F = mow.pareto_objectives_
-    signs = np.array([-1.0 if c.startswith("-") else 1.0 for c in F.columns])
-    values = F.to_numpy() * signs
-    names = [c.lstrip("-") for c in F.columns]
+    parsed = parse_objectives(list(F.columns))
+    values = F.to_numpy() * np.array([sign for _, sign in parsed])
+    names = [key for key, _ in parsed]
     n_obj = values.shape[1]
     if n_obj == 1:
         fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(5, 3.5))

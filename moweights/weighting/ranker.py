@@ -23,6 +23,7 @@ from moweights.weighting.criteria import (
     CRITERIA,
     Criteria,
     n_entropy_pairs,
+    objective_label,
     parse_objectives,
     peak_bytes,
 )
@@ -67,11 +68,16 @@ class MOWeighting(BaseRanker):
     k : int, "all" or None, default=None
         Number of best features kept by ``transform``.
     objectives : sequence of str, default=("C1", "-C2", "-C3")
-        Criteria to minimise, written as in the paper's tables: ``C1`` intra-class
-        dissimilarity, ``C2`` inter-class dissimilarity, ``C3`` attribute–class
-        correlation, ``C4`` entropy (aliases intra, inter, correlation, entropy); a
-        leading "-" minimises the negation (maximises the criterion). C1–C3 need class
-        labels; C4 alone (or with other unsupervised criteria) works without ``y``.
+        Criteria, written as in the paper's tables: ``C1`` intra-class dissimilarity,
+        ``C2`` inter-class dissimilarity, ``C3`` attribute–class correlation, ``C4``
+        entropy (aliases intra, inter, correlation, entropy). The notation means what the
+        paper means: C1–C3 are minimised and a leading "-" maximises them (the default
+        ``("C1", "-C2", "-C3")``: compact classes, far-apart classes, high correlation);
+        the entropy C4 is minimised written either ``C4`` or ``-C4`` (the paper's Eq. 2
+        carries the minus, and every row the paper prints minimises the entropy, which
+        puts the class label first on its data). ``min:X`` / ``max:X`` give a direction
+        explicitly (``max:C4`` maximises the entropy). C1–C3 need class labels; C4 alone
+        works without ``y``.
     pop_size : int, default=80
         Population size (paper: 80).
     n_gen : int, default=250
@@ -100,8 +106,12 @@ class MOWeighting(BaseRanker):
     pareto_weights_ : DataFrame
         One row per Pareto solution, one column per feature (NaN for constant features,
         which are set aside before the optimisation).
+    pareto_mean_weights_ : Series
+        Each feature's weight averaged over the Pareto set: the numbers the paper's
+        tables print (NaN for constant features).
     pareto_objectives_ : DataFrame
-        The minimised objective values of each solution, columns named as written.
+        The minimised values (sign applied) of each solution, one column per objective:
+        ``C1``, ``-C2`` (the negated C2) or ``max:C4`` (the negated entropy).
     history_ : DataFrame
         Per generation: evaluations, front size, hypervolume of the front (reference
         point: the worst value seen per objective plus 10% of its range), best value per
@@ -270,13 +280,14 @@ class MOWeighting(BaseRanker):
         full[:, informative] = W
         self.pareto_weights_ = pd.DataFrame(full, columns=list(names))
         self.pareto_weights_.index.name = "solution"
-        labels = [("-" if sign < 0 else "") + key for key, sign in objectives]
+        self.pareto_mean_weights_ = self.pareto_weights_.mean(axis=0).rename("mean_weight")
+        labels = [objective_label(key, sign) for key, sign in objectives]
         self.pareto_objectives_ = pd.DataFrame(F, columns=labels)
         self.pareto_objectives_.index.name = "solution"
 
     @staticmethod
     def _history(recorder: _Recorder, objectives) -> pd.DataFrame:
-        labels = [("-" if sign < 0 else "") + key for key, sign in objectives]
+        labels = [objective_label(key, sign) for key, sign in objectives]
         fronts = recorder.fronts
         rows = {
             "n_gen": np.arange(1, len(fronts) + 1),

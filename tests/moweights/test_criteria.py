@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from moweights.weighting.criteria import Criteria, parse_objectives
+from moweights.weighting.criteria import Criteria, objective_label, parse_objectives
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 
 # x0 is noise, x1 equals the class (already scaled to [0, 1])
@@ -122,3 +122,28 @@ def test_pair_subsample_is_seeded_and_bounded():
     full = Criteria(X, None, ("C4",)).entropy(W)
     # a subsample estimates the full average
     np.testing.assert_allclose(a.entropy(W), full, rtol=0.15)
+
+
+def test_entropy_is_minimised_as_the_paper_writes_it():
+    # the paper's "-C4" is the entropy of Eq. 2 (which carries the minus), minimised in
+    # every row it prints; only an explicit "max:" maximises it
+    assert parse_objectives(("-C2", "-C4")) == [("C2", -1.0), ("C4", 1.0)]
+    assert parse_objectives(("C4",)) == parse_objectives(("-entropy",)) == [("C4", 1.0)]
+    assert parse_objectives(("max:C4", "min:inter")) == [("C4", -1.0), ("C2", 1.0)]
+    assert parse_objectives(("MAX: correlation",)) == [("C3", -1.0)]
+
+
+@pytest.mark.parametrize("key", ["C1", "C2", "C3", "C4"])
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_labels_read_back(key, sign):
+    label = objective_label(key, sign)
+    assert parse_objectives([label]) == [(key, sign)]
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [(("up:C1",), "unknown direction"), (("max:-C2",), "direction twice"), (("min:C9",), "C9")],
+)
+def test_bad_explicit_directions(bad, match):
+    with pytest.raises(InvalidParameterError, match=match):
+        parse_objectives(bad)
