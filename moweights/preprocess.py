@@ -1,0 +1,297 @@
+"""Opt-in preparation of real-world tables: missing values, text columns, genes as rows.
+
+Rankers take numbers without gaps, and refuse anything else with an error naming the
+columns. Tables from the clinic or the lab often have both gaps and text. Nothing here
+happens unless asked for: :func:`prepare_table` applies the options a user chose, in a
+fixed order, with scikit-learn's imputers and encoders, and says what it did.
+
+Order of the steps
+------------------
+1. ``transpose``: a table with one row per feature (genes as rows, samples as columns) is
+   turned so that rows are samples; its first column names the features.
+2. Rows whose target is missing are dropped whenever ``missing`` is not ``"error"`` (a
+   target is never imputed).
+3. ``missing``: ``"drop_rows"`` / ``"drop_columns"`` remove every row / column with a gap;
+   ``"impute_median"``, ``"impute_mean"`` and ``"impute_most_frequent"`` fill numeric
+   columns with that statistic (text columns always with their most frequent value).
+4. ``categorical``: ``"onehot"`` replaces each text column by one 0/1 column per value
+   (named ``column=value``), ``"ordinal"`` by the value's position in sorted order,
+   ``"drop"`` removes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from rankers.exceptions import InvalidInputError, InvalidParameterError
+
+__all__ = ["CATEGORICAL", "MISSING", "PreparedTable", "prepare_table", "transpose_table"]
+
+#: what ``missing`` may be; "error" (the default) refuses a table with gaps
+MISSING = (
+    "error",
+    "drop_rows",
+    "drop_columns",
+    "impute_median",
+    "impute_mean",
+    "impute_most_frequent",
+)
+#: what ``categorical`` may be; "error" (the default) refuses a table with text columns
+CATEGORICAL = ("error", "onehot", "ordinal", "drop")
+
+_SHOWN = 8  # column names listed in a message before "and N more"
+
+
+@dataclass
+class PreparedTable:
+    """A table ready for ranking, with a record of what was done to it.
+
+    Attributes
+    ----------
+    X : DataFrame
+        Numeric features, one row per sample.
+    y : Series or None
+        The target, aligned with ``X``.
+    steps : list of str
+        One sentence per change made (rows dropped, columns imputed or encoded); empty
+        when the table needed nothing.
+    """
+
+    X: pd.DataFrame
+    y: pd.Series | None
+    steps: list[str] = field(default_factory=list)
+
+
+def _names(columns) -> str:
+    columns = [str(c) for c in columns]
+    shown = ", ".join(repr(c) for c in columns[:_SHOWN])
+    more = len(columns) - _SHOWN
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _is_text(series: pd.Series) -> bool:
+    return not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series))
+
+
+def transpose_table(frame: pd.DataFrame, *, target: str | None = None) -> pd.DataFrame:
+    """Turn a table with one row per feature into one row per sample.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Its first column names the features (gene ids); every other column is a sample.
+    target : str, optional
+        A row (by its name in the first column) that holds the target instead of a
+        feature; it becomes a column of that name.
+
+    Returns
+    -------
+    DataFrame
+        Samples as rows, features (and the target) as columns, values converted to
+        numbers where every value of a column is a number.
+    """
+    if frame.shape[1] < 2:
+        raise InvalidInputError(
+            "transpose needs a first column naming the features and one column per sample; "
+            f"the table has {frame.shape[1]} column(s)"
+        )
+    ids = frame.iloc[:, 0].astype(str)
+    if ids.duplicated().any():
+        raise InvalidInputError(
+            f"transpose: the first column names features more than once: "
+            f"{_names(ids[ids.duplicated()].unique())}"
+        )
+    if target is not None and target not in set(ids):
+        raise InvalidInputError(
+            f"transpose: the target {target!r} is not a row of the table (rows are named "
+            f"by its first column, e.g. {_names(ids[:3])})"
+        )
+    body = frame.iloc[:, 1:].T
+    body.columns = pd.Index(ids.to_list())
+    body.index = pd.Index([str(c) for c in frame.columns[1:]], name="sample")
+    # a transposed row of mixed text and numbers arrives as object: numbers where possible
+    out = {}
+    for col in body.columns:
+        values = body[col]
+        converted = pd.to_numeric(values, errors="coerce")
+        had = values.notna()
+        out[col] = converted if bool(converted[had].notna().all()) else values
+    return pd.DataFrame(out, index=body.index)
+
+
+def prepare_table(
+    X: pd.DataFrame,
+    y: pd.Series | None = None,
+    *,
+    missing: str = "error",
+    categorical: str = "error",
+) -> PreparedTable:
+    """Make a table with gaps and text columns rankable, as the user chose.
+
+    Parameters
+    ----------
+    X : DataFrame
+        Features, one row per sample; never modified.
+    y : Series, optional
+        Target aligned with ``X``; rows where it is missing are dropped unless
+        ``missing="error"``.
+    missing : {"error", "drop_rows", "drop_columns", "impute_median", "impute_mean", \
+"impute_most_frequent"}, default="error"
+        What to do with missing values (see the module's notes).
+    categorical : {"error", "onehot", "ordinal", "drop"}, default="error"
+        What to do with text (non-numeric) columns.
+
+    Returns
+    -------
+    PreparedTable
+        New ``X`` and ``y`` and the list of steps taken.
+
+    Raises
+    ------
+    InvalidInputError
+        Under ``"error"``, a table with gaps or text columns, naming the columns and the
+        option that handles them; a table with nothing left after the chosen steps.
+    InvalidParameterError
+        An unknown option.
+
+    Examples
+    --------
+    >>> X = pd.DataFrame({"age": [50, None, 70], "site": ["a", "b", "a"]})
+    >>> prepared = prepare_table(X, missing="impute_median", categorical="onehot")
+    >>> prepared.X.columns.tolist()
+    ['age', 'site=a', 'site=b']
+    >>> prepared.X["age"].tolist()
+    [50.0, 60.0, 70.0]
+    """
+    if missing not in MISSING:
+        raise InvalidParameterError(f"missing must be one of {MISSING}; got {missing!r}")
+    if categorical not in CATEGORICAL:
+        raise InvalidParameterError(
+            f"categorical must be one of {CATEGORICAL}; got {categorical!r}"
+        )
+    if not isinstance(X, pd.DataFrame):
+        raise InvalidInputError(f"prepare_table takes a DataFrame; got {type(X).__name__}")
+    if y is not None and len(y) != len(X):
+        raise InvalidInputError(f"y has {len(y)} values for {len(X)} rows of X")
+    X = X.copy()
+    y = None if y is None else pd.Series(y, index=X.index, name=getattr(y, "name", None))
+    steps: list[str] = []
+
+    if y is not None and y.isna().any():
+        if missing == "error":
+            raise InvalidInputError(
+                f"the target is missing in {int(y.isna().sum())} row(s); choose "
+                "missing='drop_rows' (or any other missing option) to drop those rows"
+            )
+        keep = y.notna().to_numpy()
+        steps.append(f"dropped {int((~keep).sum())} row(s) with a missing target")
+        X, y = X.loc[keep], y.loc[keep]
+
+    text = [c for c in X.columns if _is_text(X[c])]
+    gaps = [c for c in X.columns if X[c].isna().any()]
+    if gaps:
+        X, y = _handle_missing(X, y, gaps, text, missing, steps)
+        text = [c for c in X.columns if _is_text(X[c])]
+    if text and X.shape[0] > 0:
+        X = _handle_text(X, text, categorical, steps)
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise InvalidInputError(
+            f"nothing is left to rank after {'; '.join(steps) or 'the chosen steps'} "
+            f"({X.shape[0]} rows, {X.shape[1]} columns)"
+        )
+    return PreparedTable(X, y, steps)
+
+
+def _handle_missing(X, y, gaps, text, missing, steps):
+    if missing == "error":
+        raise InvalidInputError(
+            f"missing values in {len(gaps)} column(s): {_names(gaps)}; choose missing = "
+            "'drop_rows', 'drop_columns', 'impute_median', 'impute_mean' or "
+            "'impute_most_frequent'"
+        )
+    if missing == "drop_rows":
+        keep = X.notna().all(axis=1).to_numpy()
+        steps.append(f"dropped {int((~keep).sum())} row(s) with missing values")
+        return X.loc[keep], (None if y is None else y.loc[keep])
+    if missing == "drop_columns":
+        steps.append(f"dropped {len(gaps)} column(s) with missing values: {_names(gaps)}")
+        return X.drop(columns=gaps), y
+    from sklearn.impute import SimpleImputer
+
+    strategy = missing.removeprefix("impute_")
+    numeric = [c for c in gaps if c not in text]
+    textual = [c for c in gaps if c in text]
+    empty = [c for c in gaps if X[c].isna().all()]
+    if empty:
+        raise InvalidInputError(
+            f"column(s) with no value at all cannot be imputed: {_names(empty)}; drop them "
+            "(missing='drop_columns' or [data].drop)"
+        )
+    X = X.copy()
+    if numeric:
+        imputer = SimpleImputer(strategy=strategy)
+        X[numeric] = imputer.fit_transform(X[numeric].astype(float))
+        steps.append(f"filled the gaps of {len(numeric)} numeric column(s) with their {strategy}")
+    if textual:
+        imputer = SimpleImputer(strategy="most_frequent")
+        filled = imputer.fit_transform(X[textual].astype(object))
+        X[textual] = pd.DataFrame(filled, index=X.index, columns=textual)
+        steps.append(
+            f"filled the gaps of {len(textual)} text column(s) with their most frequent value"
+        )
+    return X, y
+
+
+def _handle_text(X, text, categorical, steps):
+    if categorical == "error":
+        raise InvalidInputError(
+            f"text (non-numeric) columns: {_names(text)}; choose categorical = 'onehot', "
+            "'ordinal' or 'drop', or encode them as numbers yourself"
+        )
+    if categorical == "drop":
+        steps.append(f"dropped {len(text)} text column(s): {_names(text)}")
+        return X.drop(columns=text)
+    values = X[text].astype(str)
+    if categorical == "ordinal":
+        from sklearn.preprocessing import OrdinalEncoder
+
+        codes = OrdinalEncoder().fit_transform(values)
+        blocks = {
+            col: pd.DataFrame(codes[:, [j]], index=X.index, columns=[col])
+            for j, col in enumerate(text)
+        }
+        steps.append(
+            f"coded {len(text)} text column(s) by their values' sorted order: {_names(text)}"
+        )
+    else:
+        from sklearn.preprocessing import OneHotEncoder
+
+        encoder = OneHotEncoder(
+            sparse_output=False, dtype=np.float64, feature_name_combiner=_combine_name
+        )
+        codes = encoder.fit_transform(values)
+        names = list(encoder.get_feature_names_out(text))
+        ends = np.cumsum([len(c) for c in encoder.categories_])
+        blocks = {
+            col: pd.DataFrame(codes[:, a:b], index=X.index, columns=names[a:b])
+            for col, a, b in zip(text, np.r_[0, ends[:-1]], ends, strict=True)
+        }
+        steps.append(
+            f"one-hot encoded {len(text)} text column(s) into {len(names)} 0/1 columns: "
+            f"{_names(text)}"
+        )
+    # each encoded block takes its column's place, so the column order stays readable
+    out = pd.concat([blocks[c] if c in blocks else X[[c]] for c in X.columns], axis=1)
+    if out.columns.duplicated().any():
+        raise InvalidInputError(
+            f"encoding made column names that already exist: "
+            f"{_names(out.columns[out.columns.duplicated()].unique())}; rename the columns"
+        )
+    return out
+
+
+def _combine_name(feature: str, category) -> str:
+    return f"{feature}={category}"

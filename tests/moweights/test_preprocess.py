@@ -1,0 +1,142 @@
+"""Opt-in preparation of tables with gaps, text columns and genes as rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rankers
+from moweights.preprocess import CATEGORICAL, MISSING, prepare_table, transpose_table
+from rankers.exceptions import FewSamplesWarning, InvalidInputError, InvalidParameterError
+
+
+def _clinic():
+    X = pd.DataFrame(
+        {
+            "age": [50.0, np.nan, 70.0, 64.0, 58.0, 41.0],
+            "smoker": ["yes", "no", None, "no", "yes", "no"],
+            "ward": ["b", "a", "a", "c", "b", "a"],
+            "crp": [3.0, 8.0, 5.0, np.nan, 1.0, 2.0],
+        }
+    )
+    y = pd.Series([1, 0, 1, 0, 1, 0], name="outcome")
+    return X, y
+
+
+def test_without_options_the_error_names_the_columns_and_the_option():
+    X, y = _clinic()
+    with pytest.raises(InvalidInputError, match=r"'age', 'smoker', 'crp'.*missing = 'drop_rows'"):
+        prepare_table(X, y)
+    with pytest.raises(InvalidInputError, match=r"text .*'smoker', 'ward'.*categorical = 'onehot'"):
+        prepare_table(X, y, missing="drop_rows")
+
+
+def test_median_and_onehot_by_hand():
+    X, y = _clinic()
+    before = X.copy()
+    out = prepare_table(X, y, missing="impute_median", categorical="onehot")
+    pd.testing.assert_frame_equal(X, before)  # the caller's table is untouched
+    assert out.X.columns.tolist() == [
+        "age",
+        "smoker=no",
+        "smoker=yes",
+        "ward=a",
+        "ward=b",
+        "ward=c",
+        "crp",
+    ]
+    assert out.X.loc[1, "age"] == 58.0  # median of 50, 70, 64, 58, 41
+    assert out.X.loc[3, "crp"] == 3.0  # median of 3, 8, 5, 1, 2
+    # the text gap takes the most frequent value ("no")
+    assert out.X.loc[2, ["smoker=no", "smoker=yes"]].tolist() == [1.0, 0.0]
+    assert out.X["ward=a"].tolist() == [0, 1, 1, 0, 0, 1]
+    assert len(out.steps) == 3 and "one-hot" in out.steps[-1]
+    pd.testing.assert_series_equal(out.y, y)
+
+
+def test_drop_rows_and_ordinal():
+    X, y = _clinic()
+    out = prepare_table(X, y, missing="drop_rows", categorical="ordinal")
+    assert out.X.index.tolist() == [0, 4, 5]
+    assert out.y.tolist() == [1, 1, 0]
+    assert out.X["ward"].tolist() == [1.0, 1.0, 0.0]  # a=0, b=1 by sorted value
+    assert out.steps[0] == "dropped 3 row(s) with missing values"
+
+
+def test_drop_columns_and_drop_text():
+    X, y = _clinic()
+    out = prepare_table(X, y, missing="drop_columns", categorical="onehot")
+    assert out.X.columns.tolist() == ["ward=a", "ward=b", "ward=c"]
+    with pytest.raises(InvalidInputError, match="nothing is left to rank after dropped 3"):
+        prepare_table(X, y, missing="drop_columns", categorical="drop")
+
+
+def test_a_missing_target_drops_rows_never_imputes():
+    X = pd.DataFrame({"a": [1.0, 2.0, 3.0]})
+    y = pd.Series([0, None, 1])
+    with pytest.raises(InvalidInputError, match="target is missing in 1 row"):
+        prepare_table(X, y)
+    out = prepare_table(X, y, missing="impute_mean")
+    assert out.X["a"].tolist() == [1.0, 3.0]
+    assert out.steps == ["dropped 1 row(s) with a missing target"]
+
+
+def test_nothing_left_and_empty_columns_are_clear():
+    X = pd.DataFrame({"a": [np.nan, np.nan], "b": [1.0, np.nan]})
+    with pytest.raises(InvalidInputError, match=r"no value at all.*'a'"):
+        prepare_table(X, missing="impute_median")
+    with pytest.raises(InvalidInputError, match="nothing is left to rank"):
+        prepare_table(X, missing="drop_rows")
+
+
+@pytest.mark.parametrize("kw", [{"missing": "fill"}, {"categorical": "dummy"}])
+def test_unknown_options(kw):
+    with pytest.raises(InvalidParameterError, match="must be one of"):
+        prepare_table(pd.DataFrame({"a": [1.0]}), **kw)
+
+
+def test_genes_as_rows():
+    table = pd.DataFrame(
+        {
+            "gene": ["TP53", "BRCA1", "label"],
+            "s1": [1.0, 2.0, "tumour"],
+            "s2": [3.0, 4.0, "normal"],
+        }
+    )
+    out = transpose_table(table, target="label")
+    assert out.index.tolist() == ["s1", "s2"]
+    assert out.columns.tolist() == ["TP53", "BRCA1", "label"]
+    assert out["TP53"].dtype == float and out["label"].tolist() == ["tumour", "normal"]
+    with pytest.raises(InvalidInputError, match="'grade' is not a row"):
+        transpose_table(table, target="grade")
+    dup = pd.DataFrame({"gene": ["A", "A"], "s1": [1, 2]})
+    with pytest.raises(InvalidInputError, match="more than once: 'A'"):
+        transpose_table(dup)
+
+
+def test_prepared_table_ranks():
+    X, y = _clinic()
+    out = prepare_table(X, y, missing="impute_median", categorical="onehot")
+    with pytest.warns(FewSamplesWarning):
+        est = rankers.get("anova_f").fit(out.X, out.y)
+    assert len(est.scores_) == out.X.shape[1]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.one_of(st.none(), st.sampled_from(["x", "y", "z"])), min_size=3, max_size=12),
+    st.sampled_from(MISSING[1:]),
+    st.sampled_from(CATEGORICAL[1:]),
+)
+def test_output_is_numeric_and_complete(values, missing, categorical):
+    X = pd.DataFrame({"t": values, "n": np.arange(len(values), dtype=float)})
+    try:
+        out = prepare_table(X, missing=missing, categorical=categorical)
+    except InvalidInputError as exc:  # only an empty or unfillable result may be refused
+        assert "nothing is left" in str(exc) or "no value at all" in str(exc)
+        return
+    assert out.X.notna().all().all()
+    assert all(pd.api.types.is_numeric_dtype(out.X[c]) for c in out.X.columns)
