@@ -1,0 +1,290 @@
+"""Which ranker when: every registered ranker on planted structures of many shapes.
+
+Each cell generates one data set with :func:`moweights.planted.make_planted` (structure ×
+share of informative features × width × samples × seed), fits one ranker on it and scores
+the ranking by the precision and recall of the planted features among its first k (k =
+the number planted, so precision = recall; ``--k-factor 2`` looks at twice as many), with
+the fit's CPU seconds and the child process's peak memory. Unsupervised rankers run on
+every structure (on X alone); supervised rankers only where the structure has a class
+(``shift``, ``xor``, ``imbalanced``). A ranker that picks features at random recovers the
+share of informative features on average: the ``random`` row of every table.
+
+Cells run through the benchmark harness (``benchmarks/_protocol.py``): each in its own
+process under a time budget, cached on disk (resumable), ``--n-jobs`` at a time through
+joblib, or on a Dask cluster with ``--backend dask --scheduler ADDRESS``.
+
+    python benchmarks/atlas.py --quick                     # a smoke run, a minute
+    python benchmarks/atlas.py --out benchmarks/results/atlas   # the default grid
+
+The output folder gets ``atlas.csv`` (one row per cell), ``summary.md`` (per structure:
+mean precision by ranker × share of informative features), one heat map per structure
+(``atlas_<structure>.png``) and ``status.md`` (failed and timed-out cells, named).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _protocol import (
+    Cell,
+    add_run_arguments,
+    code_fingerprint,
+    failed_cells_markdown,
+    run_cells,
+    run_options,
+    status_table,
+    to_markdown,
+    versions,
+)
+
+PROTOCOL = "atlas"
+GRID = {
+    "structure": ("clusters", "modules", "manifold", "shift", "xor", "imbalanced"),
+    "informative": (0.005, 0.02, 0.1, 0.5),
+    "n_features": (100, 1000, 5000),
+    "n_samples": (200,),
+    "seeds": 2,
+}
+QUICK = {
+    "structure": ("clusters", "shift"),
+    "informative": (0.05,),
+    "n_features": (60,),
+    "n_samples": (60,),
+    "seeds": 1,
+}
+SUPERVISED_STRUCTURES = ("shift", "xor", "imbalanced")
+#: rankers left out of the default grid: regression only, or a wrapper that needs a model
+SKIP = ("rrelieff", "estimator_importance")
+
+
+def compute_cell(payload: dict) -> dict:
+    """Fit one ranker on one planted data set; precision/recall of the planted features."""
+    import resource
+
+    import rankers
+    from moweights.planted import make_planted
+
+    s = payload["settings"]
+    data = make_planted(
+        s["structure"],
+        n_samples=s["n_samples"],
+        n_features=s["n_features"],
+        informative=s["informative"],
+        random_state=s["seed"],
+    )
+    n_planted = int(data.truth.sum())
+    k = max(1, min(round(s["k_factor"] * n_planted), data.X.shape[1]))
+    if payload["ranker"] == "random":
+        # the expected precision of a random ranking: the share of planted features
+        share = n_planted / data.X.shape[1]
+        return {
+            "precision": share,
+            "recall": k * share / n_planted,
+            "k": k,
+            "n_planted": n_planted,
+            "cpu_seconds": 0.0,
+            "peak_mb": 0.0,
+        }
+    est = rankers.get(payload["ranker"], **s["params"])
+    if "random_state" in est.get_params():
+        est.set_params(random_state=s["seed"])
+    y = data.y if rankers.ranker_tags(est).requires_y else None
+    start = time.process_time()
+    est.fit(data.X, y)
+    cpu = time.process_time() - start
+    order = data.X.columns[est.ranking_]
+    precision, recall = data.recovery(order, k)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # kB on Linux
+    return {
+        "precision": precision,
+        "recall": recall,
+        "k": k,
+        "n_planted": n_planted,
+        "cpu_seconds": cpu,
+        "peak_mb": peak,
+    }
+
+
+def ranker_names(selected: list[str] | None) -> tuple[list[str], list[str]]:
+    """(unsupervised, supervised) registered rankers, or those named."""
+    import rankers
+
+    table = rankers.available()
+    if selected:
+        unknown = sorted(set(selected) - set(table["name"]))
+        if unknown:
+            raise SystemExit(f"unknown rankers: {', '.join(unknown)}")
+        table = table[table["name"].isin(selected)]
+    else:
+        table = table[~table["name"].isin(SKIP)]
+    unsup = table.loc[~table["requires_y"], "name"].tolist()
+    sup = table.loc[table["requires_y"] & (table["target_kind"] != "regression"), "name"]
+    return unsup, sup.tolist()
+
+
+def make_cells(args, grid: dict) -> list[Cell]:
+    unsup, sup = ranker_names(args.rankers)
+    cells = []
+    for structure in grid["structure"]:
+        names = unsup + (sup if structure in SUPERVISED_STRUCTURES else [])
+        for share in grid["informative"]:
+            for width in grid["n_features"]:
+                for m in grid["n_samples"]:
+                    for seed in range(args.seed, args.seed + grid["seeds"]):
+                        common = {
+                            "structure": structure,
+                            "informative": share,
+                            "n_features": width,
+                            "n_samples": m,
+                            "seed": seed,
+                            "k_factor": args.k_factor,
+                        }
+                        dataset = f"{structure}-{share:g}-{m}x{width}-s{seed}"
+                        gen = code_fingerprint(modules=["moweights.planted"])
+                        for name in names:
+                            settings = common | {
+                                "params": {},
+                                "code": code_fingerprint([name]) + gen,
+                            }
+                            cells.append(Cell(PROTOCOL, dataset, name, settings))
+                        cells.append(Cell(PROTOCOL, dataset, "random", common | {"code": gen}))
+    return cells
+
+
+def results_frame(records: list[dict]) -> pd.DataFrame:
+    rows = []
+    for rec in records:
+        if rec["status"] != "ok":
+            continue
+        s = rec["settings"]
+        rows.append(
+            {
+                "structure": s["structure"],
+                "informative": s["informative"],
+                "n_features": s["n_features"],
+                "n_samples": s["n_samples"],
+                "seed": s["seed"],
+                "ranker": rec["ranker"],
+                **rec["result"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def heatmap(frame: pd.DataFrame, structure: str, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    part = frame[frame["structure"] == structure]
+    table = part.pivot_table(
+        index="ranker", columns="informative", values="precision", aggfunc="mean"
+    )
+    table = table.loc[table.mean(axis=1).sort_values(ascending=False).index]
+    fig, ax = plt.subplots(figsize=(1.2 + 0.9 * table.shape[1], 0.8 + 0.32 * table.shape[0]))
+    im = ax.imshow(table.to_numpy(), vmin=0, vmax=1, cmap="viridis", aspect="auto")
+    ax.set_xticks(range(table.shape[1]), [f"{c:g}" for c in table.columns])
+    ax.set_yticks(range(table.shape[0]), table.index)
+    ax.set_xlabel("share of informative features")
+    ax.set_title(f"{structure}: precision of the planted features in the top k")
+    for (i, j), v in np.ndenumerate(table.to_numpy()):
+        if np.isfinite(v):
+            ax.text(
+                j,
+                i,
+                f"{v:.2f}",
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if v < 0.6 else "black",
+            )
+    fig.colorbar(im, ax=ax, fraction=0.04)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def summary_markdown(frame: pd.DataFrame, args, seconds: float) -> str:
+    lines = ["# Atlas: which ranker recovers which planted structure", ""]
+    lines.append(f"Command: `python benchmarks/atlas.py {' '.join(args.argv)}`  ")
+    lines.append(f"Wall time: {seconds:.0f} s; versions: {versions()}")
+    lines.append("")
+    lines.append(
+        "Precision of the planted features among each ranking's first k (k = the "
+        "number planted), averaged over widths, sample sizes and seeds; `random` is "
+        "the share of planted features (what a random ranking recovers on average)."
+    )
+    for structure, part in frame.groupby("structure", sort=False):
+        table = part.pivot_table(
+            index="ranker", columns="informative", values="precision", aggfunc="mean"
+        )
+        table["mean"] = table.mean(axis=1)
+        table = table.sort_values("mean", ascending=False)
+        table.columns = [c if isinstance(c, str) else f"{c:g}" for c in table.columns]
+        lines += ["", f"## {structure}", "", to_markdown(table, floatfmt=".2f")]
+    cost = frame[frame["ranker"] != "random"].pivot_table(
+        index="ranker", columns="n_features", values="cpu_seconds", aggfunc="median"
+    )
+    cost.columns = [f"{c} features" for c in cost.columns]
+    lines += ["", "## Median CPU seconds of a fit, by width", "", to_markdown(cost, ".3g")]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> pd.DataFrame:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a small grid, about a minute")
+    parser.add_argument("--rankers", nargs="+", help="only these rankers")
+    parser.add_argument("--structures", nargs="+", help="only these structures")
+    parser.add_argument("--widths", nargs="+", type=int, help="n_features values")
+    parser.add_argument("--shares", nargs="+", type=float, help="informative shares")
+    parser.add_argument("--samples", nargs="+", type=int, help="n_samples values")
+    parser.add_argument("--seeds", type=int, help="seeds per grid point")
+    parser.add_argument(
+        "--k-factor",
+        type=float,
+        default=1.0,
+        help="look at k = this times the number of planted features",
+    )
+    parser.add_argument("--out", type=Path, help="folder for the tables and figures")
+    add_run_arguments(parser, budget=300.0)
+    args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
+    grid = dict(QUICK if args.quick else GRID)
+    for key, value in (
+        ("structure", args.structures),
+        ("n_features", args.widths),
+        ("informative", args.shares),
+        ("n_samples", args.samples),
+        ("seeds", args.seeds),
+    ):
+        if value:
+            grid[key] = value
+    start = time.perf_counter()
+    records = run_cells(make_cells(args, grid), script=__file__, **run_options(args))
+    seconds = time.perf_counter() - start
+    frame = results_frame(records)
+    status = status_table(records)
+    text = summary_markdown(frame, args, seconds) if len(frame) else "no finished cells\n"
+    print(text)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(args.out / "atlas.csv", index=False)
+        (args.out / "summary.md").write_text(text)
+        failed = failed_cells_markdown(status)
+        (args.out / "status.md").write_text("\n".join(failed) + "\n")
+        for structure in frame["structure"].unique():
+            heatmap(frame, structure, args.out / f"atlas_{structure}.png")
+    return frame
+
+
+if __name__ == "__main__":
+    main()
