@@ -187,6 +187,10 @@ class _TreeEnsembleRanker(BaseRanker, metaclass=ABCMeta):
             None,
         ],
         "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+        "min_samples_leaf": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0, 0.5, closed="right"),
+        ],
         "keep_estimator": ["boolean"],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
@@ -204,7 +208,11 @@ class _TreeEnsembleRanker(BaseRanker, metaclass=ABCMeta):
         forest_seed = rng.randint(_MAX_INT)
         seeds = np.random.RandomState(forest_seed).randint(_MAX_INT, size=self.n_estimators)
         perm_seeds = rng.randint(_MAX_INT, size=self.n_estimators)
-        tree_params = {"max_features": self.max_features_, "max_depth": self.max_depth}
+        tree_params = {
+            "max_features": self.max_features_,
+            "max_depth": self.max_depth,
+            "min_samples_leaf": self.min_samples_leaf,
+        }
         n_jobs = check_n_jobs(self.n_jobs)
         parallel = Parallel(n_jobs=n_jobs, verbose=self.verbose, prefer="threads")
         self.__dict__.pop("estimator_", None)
@@ -296,6 +304,10 @@ class Genie3Ranker(_TreeEnsembleRanker):
         sklearn) or None for all, n counting the non-constant features.
     max_depth : int or None, default=None
         None grows the trees fully (the paper); an int limits their depth.
+    min_samples_leaf : int or float in (0, 0.5], default=1
+        Fewest rows in a leaf (a float is a fraction of the rows, as in scikit-learn).
+        1 grows the trees fully (the paper); larger leaves keep the deepest splits, which
+        separate a handful of rows and fit every noise target, out of the scores.
     bootstrap : bool, default=True
         Grow each tree on a bootstrap replicate (the paper); False uses all rows.
     keep_estimator : bool, default=False
@@ -363,6 +375,7 @@ class Genie3Ranker(_TreeEnsembleRanker):
         n_estimators: int = 100,
         max_features="log2",
         max_depth: int | None = None,
+        min_samples_leaf=1,
         bootstrap: bool = True,
         keep_estimator: bool = False,
         n_jobs: int | None = None,
@@ -374,6 +387,7 @@ class Genie3Ranker(_TreeEnsembleRanker):
         self.n_estimators = n_estimators
         self.max_features = max_features
         self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
         self.bootstrap = bootstrap
         self.keep_estimator = keep_estimator
         self.n_jobs = n_jobs
@@ -417,6 +431,10 @@ class RFScoreRanker(_TreeEnsembleRanker):
         sklearn) or None for all, n counting the non-constant features.
     max_depth : int or None, default=None
         None grows the trees fully (the paper); an int limits their depth.
+    min_samples_leaf : int or float in (0, 0.5], default=1
+        Fewest rows in a leaf (a float is a fraction of the rows, as in scikit-learn).
+        1 grows the trees fully (the paper); larger leaves keep the deepest splits, which
+        separate a handful of rows and fit every noise target, out of the scores.
     keep_estimator : bool, default=False
         Fit the scikit-learn forest itself and keep it as ``estimator_`` (same scores,
         all trees in memory); by default at most ``n_jobs`` trees are.
@@ -479,6 +497,7 @@ class RFScoreRanker(_TreeEnsembleRanker):
         n_estimators: int = 100,
         max_features="log2",
         max_depth: int | None = None,
+        min_samples_leaf=1,
         keep_estimator: bool = False,
         n_jobs: int | None = None,
         random_state=None,
@@ -489,6 +508,7 @@ class RFScoreRanker(_TreeEnsembleRanker):
         self.n_estimators = n_estimators
         self.max_features = max_features
         self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
         self.keep_estimator = keep_estimator
         self.n_jobs = n_jobs
         self.random_state = random_state

@@ -376,6 +376,8 @@ def test_constant_features_get_zero_and_never_reach_the_trees(Ranker):
         (RFScoreRanker, "max_depth", 0),
         (Genie3Ranker, "bootstrap", "yes"),
         (RFScoreRanker, "keep_estimator", 1),
+        (Genie3Ranker, "min_samples_leaf", 0),
+        (RFScoreRanker, "min_samples_leaf", 0.7),
     ],
 )
 def test_bad_parameters_are_named(Ranker, param, value):
@@ -398,3 +400,16 @@ def test_memory_layout_and_refits_do_not_matter(Ranker):
     a.set_params(keep_estimator=False).fit(np.ascontiguousarray(X))
     np.testing.assert_array_equal(a.scores_, scores)
     assert not hasattr(a, "estimator_")  # no stale forest from the first fit
+
+
+@pytest.mark.parametrize("Ranker", RANKERS)
+def test_min_samples_leaf_reaches_the_trees(Ranker):
+    X = planted(2, m=60)
+    full = Ranker(n_estimators=4, keep_estimator=True, random_state=0).fit(X)
+    leafy = Ranker(n_estimators=4, keep_estimator=True, min_samples_leaf=5, random_state=0).fit(X)
+    for tree in leafy.estimator_.estimators_:
+        leaves = tree.tree_.children_left == -1
+        assert tree.tree_.n_node_samples[leaves].min() >= 5
+    assert not np.allclose(full.scores_, leafy.scores_)
+    again = Ranker(n_estimators=4, min_samples_leaf=5, random_state=0).fit(X)
+    np.testing.assert_allclose(again.scores_, leafy.scores_)  # streamed trees are the forest's
