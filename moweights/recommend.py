@@ -1,0 +1,133 @@
+"""Which ranker for this data set: the atlas's measurements for the nearest shape.
+
+``benchmarks/atlas.py`` fits every registered ranker on planted structures of many shapes
+and records how many planted features each one recovers. :func:`recommend` reads a data
+set's shape (samples, features, whether it has a class target and how balanced it is),
+picks the atlas cells of the structures that shape can hold and the nearest width, and
+ranks the rankers by the share of planted features they recovered there, with the reason.
+The atlas summary shipped with the package (``moweights/data/atlas.csv``) is the committed
+run; ``atlas=`` takes another run's ``atlas.csv``.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rankers.exceptions import InvalidInputError
+from rankers.ties import order_desc
+
+__all__ = ["load_atlas", "recommend"]
+
+#: structures a data set can hold, by whether it has a class target
+UNSUPERVISED = ("clusters", "modules", "manifold")
+SUPERVISED = ("shift", "xor")
+#: a minority class below this share also reads the "imbalanced" cells
+IMBALANCED_BELOW = 0.2
+_COLUMNS = {"structure", "informative", "n_features", "n_samples", "ranker", "precision"}
+
+
+def load_atlas(path: str | Path | None = None) -> pd.DataFrame:
+    """The atlas results: one row per cell (``benchmarks/atlas.py``'s ``atlas.csv``).
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        Another run's ``atlas.csv``; the shipped summary by default.
+    """
+    if path is None:
+        source = resources.files("moweights").joinpath("data", "atlas.csv")
+        with resources.as_file(source) as file:
+            frame = pd.read_csv(file)
+    else:
+        try:
+            frame = pd.read_csv(path)
+        except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+            raise InvalidInputError(f"cannot read the atlas {path}: {exc}") from None
+    missing = _COLUMNS - set(frame.columns)
+    if missing:
+        raise InvalidInputError(f"the atlas lacks the columns {sorted(missing)}")
+    return frame
+
+
+def _minority_share(y) -> float:
+    counts = pd.Series(np.asarray(y)).value_counts()
+    return float(counts.min() / counts.sum())
+
+
+def recommend(X, y=None, *, top: int | None = 5, atlas=None) -> pd.DataFrame:
+    """Rankers the atlas supports for a data set of this shape, best first.
+
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        Only its shape is read.
+    y : array-like, optional
+        Class labels: supervised structures (class shifts, interactions, and imbalanced
+        classes when the smallest class holds under 20% of the rows) and every ranker;
+        without it, unsupervised structures (clusters, co-expression modules, a
+        manifold) and unsupervised rankers.
+    top : int or None, default=5
+        How many rankers to return (None: all).
+    atlas : DataFrame, str or Path, optional
+        Atlas results (see :func:`load_atlas`); the shipped ones by default.
+
+    Returns
+    -------
+    DataFrame
+        One row per ranker: ``ranker``, ``recovered`` (mean share of planted features
+        in its top k over the matching cells), one column per structure, ``cpu_seconds``
+        (median fit time at that width) and ``why`` (one sentence).
+    """
+    shape = np.shape(X)
+    if len(shape) != 2 or min(shape) < 1:
+        raise InvalidInputError(f"X must be a 2-d table with rows and columns; got shape {shape}")
+    m, n = shape
+    frame = atlas if isinstance(atlas, pd.DataFrame) else load_atlas(atlas)
+    if y is not None and len(y) != m:
+        raise InvalidInputError(f"y has {len(y)} values for {m} rows of X")
+    structures = list(SUPERVISED if y is not None else UNSUPERVISED)
+    if y is not None and _minority_share(y) < IMBALANCED_BELOW:
+        structures.append("imbalanced")
+    cells = frame[frame["structure"].isin(structures)]
+    if cells.empty:
+        raise InvalidInputError(f"the atlas has no cells for the structures {structures}")
+    widths = np.sort(cells["n_features"].unique())
+    width = int(widths[np.argmin(np.abs(np.log(widths) - np.log(n)))])
+    samples = np.sort(cells["n_samples"].unique())
+    rows = int(samples[np.argmin(np.abs(np.log(samples) - np.log(m)))])
+    cells = cells[(cells["n_features"] == width) & (cells["n_samples"] == rows)]
+    if y is None:  # supervised rankers need a target the user does not have
+        unsupervised = set(cells.loc[cells["structure"].isin(UNSUPERVISED), "ranker"])
+        cells = cells[cells["ranker"].isin(unsupervised)]
+    per = cells.pivot_table(index="ranker", columns="structure", values="precision", aggfunc="mean")
+    per = per.reindex(columns=[s for s in structures if s in per.columns])
+    out = per.copy()
+    out.insert(0, "recovered", per.mean(axis=1))
+    if "cpu_seconds" in cells.columns:
+        out["cpu_seconds"] = cells.groupby("ranker")["cpu_seconds"].median()
+    chance = out.loc["random", "recovered"] if "random" in out.index else np.nan
+    out = out.drop(index="random", errors="ignore")
+    # near-equal shares tie (the rankers' tie rule), then the ranker's name decides
+    out = out.iloc[order_desc(out["recovered"].fillna(-1.0).to_numpy())]
+    out["why"] = [_why(name, row, per.columns, width, rows, chance) for name, row in out.iterrows()]
+    out = out.reset_index()
+    return out if top is None else out.head(int(top))
+
+
+def _why(name, row, structures, width, rows, chance) -> str:
+    best = max(structures, key=lambda s: -np.inf if pd.isna(row[s]) else row[s])
+    worst = min(structures, key=lambda s: np.inf if pd.isna(row[s]) else row[s])
+    text = (
+        f"on {rows} x {width} planted data it put {row['recovered']:.0%} of the planted "
+        f"features in its top k (best on {best}: {row[best]:.0%}"
+    )
+    if worst != best:
+        text += f"; worst on {worst}: {row[worst]:.0%}"
+    text += ")"
+    if np.isfinite(chance):
+        text += f"; a random ranking finds {chance:.0%}"
+    return text

@@ -1,0 +1,70 @@
+"""recommend(): the atlas's measurements for the nearest shape, best first, with reasons."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from moweights.recommend import load_atlas, recommend
+from rankers.exceptions import InvalidInputError
+
+
+def _atlas() -> pd.DataFrame:
+    rows = []
+    table = {  # structure -> {ranker: precision}
+        "clusters": {"laplacian": 0.9, "variance": 0.8, "genie3": 0.1, "random": 0.02},
+        "modules": {"laplacian": 0.5, "variance": 0.7, "genie3": 0.1, "random": 0.02},
+        "manifold": {"laplacian": 0.7, "variance": 0.6, "genie3": 0.2, "random": 0.02},
+        "shift": {"anova_f": 1.0, "relieff": 0.3, "random": 0.02},
+        "xor": {"anova_f": 0.2, "relieff": 0.8, "random": 0.02},
+        "imbalanced": {"anova_f": 0.6, "relieff": 0.4, "random": 0.02},
+    }
+    for width, scale in ((100, 1.0), (5000, 0.5)):
+        for structure, scores in table.items():
+            for ranker, p in scores.items():
+                rows.append(
+                    {
+                        "structure": structure,
+                        "informative": 0.02,
+                        "n_features": width,
+                        "n_samples": 200,
+                        "ranker": ranker,
+                        "precision": p * scale,
+                        "cpu_seconds": 0.1 * width / 100,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def test_unsupervised_shape_reads_the_unsupervised_cells_at_the_nearest_width():
+    out = recommend(np.zeros((150, 4000)), atlas=_atlas(), top=None)
+    # laplacian and variance tie (0.35 each, up to the last bits): by name
+    assert out["ranker"].tolist() == ["laplacian", "variance", "genie3"]
+    assert out.loc[0, "recovered"] == pytest.approx(0.5 * (0.9 + 0.5 + 0.7) / 3)
+    assert out.loc[0, "cpu_seconds"] == pytest.approx(5.0)  # the 5,000-feature cells
+    assert (
+        "best on clusters" in out.loc[0, "why"] and "random ranking finds 1%" in out.loc[0, "why"]
+    )
+    assert "anova_f" not in set(out["ranker"])  # no target: no supervised ranker
+
+
+def test_a_target_adds_the_supervised_structures_and_imbalance():
+    balanced = np.repeat([0, 1], 50)
+    out = recommend(np.zeros((100, 80)), balanced, atlas=_atlas(), top=2)
+    assert out.columns[:4].tolist() == ["ranker", "recovered", "shift", "xor"]
+    assert out["ranker"].tolist() == ["anova_f", "relieff"]
+    skewed = np.r_[np.zeros(90), np.ones(10)]
+    out = recommend(np.zeros((100, 80)), skewed, atlas=_atlas(), top=None)
+    assert "imbalanced" in out.columns
+
+
+def test_bad_input_is_named(tmp_path):
+    with pytest.raises(InvalidInputError, match="2-d table"):
+        recommend(np.zeros(5), atlas=_atlas())
+    with pytest.raises(InvalidInputError, match="y has 3 values for 5 rows"):
+        recommend(np.zeros((5, 2)), [0, 1, 0], atlas=_atlas())
+    bad = tmp_path / "atlas.csv"
+    pd.DataFrame({"ranker": ["x"]}).to_csv(bad, index=False)
+    with pytest.raises(InvalidInputError, match="lacks the columns"):
+        load_atlas(bad)
