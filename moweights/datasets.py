@@ -140,7 +140,10 @@ def load_file(path, target: str | None = None) -> tuple[pd.DataFrame, pd.Series 
     """
     path = Path(path)
     if not path.is_file():
-        raise DataFileError(f"data file not found: {path}")
+        from moweights.fetch import missing_file_hint
+
+        hint = missing_file_hint(path)
+        raise DataFileError(f"data file not found: {path}" + (f"; {hint}" if hint else ""))
     if _kind(path) == "mat":
         try:
             return _load_mat(path)

@@ -33,6 +33,8 @@ __all__ = [
     "fetch_pmlb",
     "fetch_skfeature",
     "get_data_home",
+    "missing_file_hint",
+    "skfeature_path",
 ]
 
 SKFEATURE_URL = (
@@ -167,6 +169,37 @@ def _known(name: str, table: dict, what: str) -> tuple[str, tuple]:
     return key, table[key]
 
 
+def skfeature_path(name: str, *, data_home=None, download: bool = True) -> Path:
+    """The checked local copy of a scikit-feature ``.mat`` file (fetched when missing).
+
+    The path a config's ``[data] path`` can name; :func:`fetch_skfeature` loads it.
+    """
+    key, (sha, _, _, _) = _known(name, SKFEATURE, "scikit-feature")
+    target = get_data_home(data_home) / "skfeature" / f"{key}.mat"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return _fetch_file(key, sha, SKFEATURE_URL.format(name=key), target, download)
+
+
+def missing_file_hint(path) -> str:
+    """How to get a missing data file the benchmarks use; "" for any other file.
+
+    Examples
+    --------
+    >>> missing_file_hint("data/Isolet.mat").startswith("it is scikit-feature's Isolet")
+    True
+    """
+    stem = Path(path).name.split(".")[0].lower()
+    lower = {k.lower(): k for k in SKFEATURE}
+    if Path(path).suffix.lower() == ".mat" and stem in lower:
+        key = lower[stem]
+        return (
+            f"it is scikit-feature's {key}: `moweights fetch skfeature {key}` downloads and "
+            "checks it and prints its path (or moweights.fetch.skfeature_path"
+            f"({key!r})); point [data].path at that file"
+        )
+    return ""
+
+
 def fetch_skfeature(name: str, *, data_home=None, download: bool = True):
     """A scikit-feature benchmark data set (``.mat``) as ``(X, y)``.
 
@@ -188,11 +221,8 @@ def fetch_skfeature(name: str, *, data_home=None, download: bool = True):
     """
     from scipy.io import loadmat
 
-    key, (sha, m, n, _) = _known(name, SKFEATURE, "scikit-feature")
-    target = get_data_home(data_home) / "skfeature" / f"{key}.mat"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    path = _fetch_file(key, sha, SKFEATURE_URL.format(name=key), target, download)
-    content = loadmat(path)
+    key, (_, m, n, _) = _known(name, SKFEATURE, "scikit-feature")
+    content = loadmat(skfeature_path(key, data_home=data_home, download=download))
     X = np.asarray(content["X"], dtype=np.float64)
     y = np.asarray(content["Y"]).ravel()
     if X.shape != (m, n):

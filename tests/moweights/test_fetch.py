@@ -12,6 +12,7 @@ from scipy.io import savemat
 
 from moweights import fetch
 from moweights.fetch import DataFetchError, fetch_pmlb, fetch_skfeature, get_data_home
+from rankers.exceptions import DataFileError
 
 
 def _sha(path) -> str:
@@ -100,3 +101,13 @@ def test_checksums_match_the_shared_copies(shared_data, tmp_path, name):
     X, y = fetch_skfeature(name, data_home=tmp_path, download=False)
     assert X.shape == fetch.SKFEATURE[name][1:3]
     assert y.nunique() == fetch.SKFEATURE[name][3]
+
+
+def test_a_missing_benchmark_file_says_how_to_get_it(tmp_path):
+    from moweights.datasets import load_file
+    from moweights.fetch import missing_file_hint
+
+    with pytest.raises(DataFileError, match=r"scikit-feature's Isolet: `moweights fetch skfeature"):
+        load_file(tmp_path / "isolet.mat")
+    assert missing_file_hint(tmp_path / "mine.mat") == ""
+    assert missing_file_hint(tmp_path / "Isolet.csv") == ""
