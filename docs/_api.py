@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 import shutil
 from pathlib import Path
 
@@ -182,8 +183,7 @@ def _module_page(modname: str, heading: str, own: list[str], linked: list[tuple[
     lines = [
         _title(f"``{modname}`` — {heading}"),
         f".. automodule:: {modname}",
-        "   :no-members:",
-        "   :no-index:\n",
+        "   :no-members:\n",
         f".. currentmodule:: {modname}\n",
     ]
     if own:
@@ -247,45 +247,98 @@ def write_pages(out: Path) -> None:
 
 
 def resolve_moved(app, env, node, contnode):
-    """Resolve ``aggregation.ranking.Ranking`` to the page of the same object at its
-    public path; a private module's reference to an undocumented module to its package."""
+    """Resolve a reference Sphinx did not find, or let it fail the build.
+
+    A docstring may name an object by its defining module (``aggregation.ranking.Ranking``)
+    or relative to it (``fit``, ``pagerank``): when the object exists and has a page at
+    its public path, the reference links there; when it exists but is not public (a
+    private helper, a module inside a package), it is shown as code without a link. A
+    target that does not exist returns None, so Sphinx warns and ``-W`` fails the build.
+    """
     if node.get("refdomain") != "py":
         return None
-    target = node.get("reftarget", "")
-    modname = node.get("py:module")
-    candidates = [target] + ([f"{modname}.{target}"] if modname else [])
-    for cand in candidates:
+    target = node.get("reftarget", "").lstrip("~.")
+    for cand in _candidates(node, target):
         obj = _import(cand)
-        if obj is None:
+        if obj is _MISSING:
             continue
-        public = DOCUMENTED.get(id(obj))
-        if public is None and inspect.ismodule(obj):
-            parts = obj.__name__.split(".")
-            while parts and ".".join(parts) not in MODULES:
-                parts.pop()
-            public = ".".join(parts) or None
-            if public is not None:
-                return env.domains["py"].resolve_xref(
-                    env, node["refdoc"], app.builder, "mod", public, node, contnode
-                )
+        public = _public_target(obj, cand)
         if public is not None and public != cand:
-            return env.domains["py"].resolve_xref(
-                env, node["refdoc"], app.builder, "obj", public, node, contnode
+            role = "mod" if inspect.ismodule(obj) else "obj"
+            found = env.domains["py"].resolve_xref(
+                env, node["refdoc"], app.builder, role, public, node, contnode
             )
+            if found is not None:
+                return found
+        return contnode  # exists, but has no page of its own
     return None
 
 
+def _candidates(node, target: str) -> list[str]:
+    """Dotted names ``target`` may stand for: as written, within the page's class and
+    module, and within the module whose docstring holds the reference."""
+    out = [target]
+    modname, clsname = node.get("py:module"), node.get("py:class")
+    if modname:
+        if clsname:
+            out.append(f"{modname}.{clsname}.{target}")
+        out.append(f"{modname}.{target}")
+    source = str(node.source or "")
+    if "docstring of " in source:
+        owner = source.split("docstring of ", 1)[1].split(":", 1)[0].split(".")
+        for i in range(len(owner), 0, -1):
+            out.append(".".join([*owner[:i], target]))
+    return out
+
+
+def _public_target(obj, name: str) -> str | None:
+    if inspect.ismodule(obj):
+        parts = obj.__name__.split(".")
+        while parts and ".".join(parts) not in MODULES:
+            parts.pop()
+        return ".".join(parts) or None
+    public = DOCUMENTED.get(id(obj))
+    if public is not None:
+        return public
+    # a method or attribute of a documented class: the same member at the public path
+    owner, _, attr = name.rpartition(".")
+    owner_obj = _import(owner) if owner else _MISSING
+    if owner_obj is not _MISSING and id(owner_obj) in DOCUMENTED:
+        return f"{DOCUMENTED[id(owner_obj)]}.{attr}"
+    return None
+
+
+_MISSING = object()
+_FIELD = object()
+
+# "name : type" lines of numpydoc sections, and a word ending in "_" within the type
+_TYPE_LINE = re.compile(r"^(\s*\*{0,2}\w+(?:, \w+)* : )(.*)$")
+_TRAILING_UNDERSCORE = re.compile(r"\b([A-Za-z]\w*?)_(?=[\s,)\]}]|$)")
+
+
+def escape_type_underscores(app, what, name, obj, options, lines):
+    """``of shape (n_features_in_,)`` in a type is text, not a reST reference to a target
+    ``n_features_in``: escape the underscore before numpydoc renders the type."""
+    for i, line in enumerate(lines):
+        m = _TYPE_LINE.match(line)
+        if m and "`" not in m.group(2):
+            lines[i] = m.group(1) + _TRAILING_UNDERSCORE.sub(r"\1\\_", m.group(2))
+
+
 def _import(dotted: str):
+    """The object at ``dotted`` (a module and attributes), or ``_MISSING``."""
     parts = dotted.split(".")
     for i in range(len(parts), 0, -1):
         try:
             obj = importlib.import_module(".".join(parts[:i]))
         except Exception:
             continue
-        try:
-            for attr in parts[i:]:
+        for attr in parts[i:]:
+            if hasattr(obj, attr):
                 obj = getattr(obj, attr)
-        except AttributeError:
-            return None
+            elif attr in getattr(obj, "__annotations__", {}):  # a field without a default
+                obj = _FIELD
+            else:
+                return _MISSING
         return obj
-    return None
+    return _MISSING

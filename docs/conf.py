@@ -73,7 +73,8 @@ numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 # an undocumented public name fails the build (GL08: the object has no docstring)
 numpydoc_validation_checks = {"GL08"}
-numpydoc_validation_exclude = {r"\.__init__$", r"\._"}
+# constants and type aliases carry no docstring of their own (a ``#:`` comment documents them)
+numpydoc_validation_exclude = {r"\.__init__$", r"\._", r"\.[A-Z][A-Z0-9_]+$", r"\.SiteData$"}
 
 # -- myst / myst-nb: the notebooks run during the build ----------------------------------------
 myst_enable_extensions = ["colon_fence", "dollarmath"]
@@ -97,4 +98,5 @@ html_static_path: list[str] = []
 
 def setup(app):
     _api.write_pages(HERE / "api")
+    app.connect("autodoc-process-docstring", _api.escape_type_underscores, priority=100)
     app.connect("missing-reference", _api.resolve_moved)
