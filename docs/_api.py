@@ -149,7 +149,13 @@ def _ranker_page(row, cls, tags, complexity) -> str:
     ]
     for key, value in table:
         lines += [f"   * - {key}", f"     - {value}"]
-    lines += ["", f".. autoclass:: {name}", "   :members:", "   :exclude-members: set_score_request, set_fit_request, set_transform_request", ""]
+    lines += [
+        "",
+        f".. autoclass:: {name}",
+        "   :members:",
+        "   :exclude-members: set_score_request, set_fit_request, set_transform_request",
+        "",
+    ]
     return "\n".join(lines)
 
 

@@ -21,7 +21,7 @@ import _api  # noqa: E402  (docs/_api.py: writes the API reference pages from th
 
 project = "moweights"
 author = "the moweights developers"
-copyright = "the moweights developers"  # noqa: A001
+copyright = "the moweights developers"
 try:
     from importlib.metadata import version as _version
 
@@ -55,10 +55,16 @@ nitpicky = True
 # third-party types named in docstrings and signatures: no inventories are fetched (the build
 # works offline), so references into these packages are left unlinked on purpose
 nitpick_ignore_regex = [
-    ("py:.*", r"(numpy|np|scipy|sp|pandas|pd|sklearn|matplotlib|plt|pymoo|flwr|joblib|dask|"
-     r"tqdm|networkx|pyarrow|baycomp)(\..*)?"),
-    ("py:.*", r"(ndarray|DataFrame|Series|Axes|Figure|array-like|array_like|sparse matrix|"
-     r"callable|optional|default.*|of shape.*|shape.*)"),
+    (
+        "py:.*",
+        r"(numpy|np|scipy|sp|pandas|pd|sklearn|matplotlib|plt|pymoo|flwr|joblib|dask|"
+        r"tqdm|networkx|pyarrow|baycomp)(\..*)?",
+    ),
+    (
+        "py:.*",
+        r"(ndarray|DataFrame|Series|Axes|Figure|array-like|array_like|sparse matrix|"
+        r"callable|optional|default.*|of shape.*|shape.*)",
+    ),
 ]
 suppress_warnings = ["myst.header"]
 

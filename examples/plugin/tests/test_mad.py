@@ -1,6 +1,7 @@
 """The plugin's tests: the registry finds it, and its scores are right by hand."""
 
 import numpy as np
+
 import rankers
 
 
