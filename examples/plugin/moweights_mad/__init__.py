@@ -44,7 +44,7 @@ class MADRanker(BaseRanker):
     target_kind = "unsupervised"  # fit(X) needs no y
     accepts_sparse = False  # sparse input is densified before _score
     deterministic = True  # no random choice
-    scale_invariant = True  # multiplying X by c > 0 multiplies every score by c
+    scale_invariant = True  # multiplying X by c > 0 leaves the ranking as it is
     reference: ClassVar[str] = "Hampel (1974), the median absolute deviation"
     complexity: ClassVar[str] = "O(n d) (a median per feature)"
 
@@ -52,6 +52,11 @@ class MADRanker(BaseRanker):
         # like scikit-learn: store the parameters, nothing else
         self.k = k
         self.relative = relative
+
+    def _score_units(self) -> int:
+        # scores_ multiply by c when X does (by c**0 for the relative MAD): fit then works
+        # on X rescaled by a power of two, exactly, and converts the scores back
+        return 0 if self.relative else 1
 
     def _score(self, X, y):
         # X arrives validated (finite float array, constant features set aside)

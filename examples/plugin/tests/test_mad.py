@@ -24,3 +24,10 @@ def test_tags():
         "unsupervised",
         True,
     )
+
+
+def test_scale_invariant_ranking_and_scores_in_data_units():
+    X = np.random.default_rng(0).normal(size=(30, 5))
+    a, b = rankers.get("mad").fit(X), rankers.get("mad").fit(1000.0 * X)
+    np.testing.assert_array_equal(a.ranking_, b.ranking_)
+    np.testing.assert_allclose(b.scores_, 1000.0 * a.scores_)
