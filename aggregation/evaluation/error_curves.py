@@ -49,7 +49,7 @@ __all__ = [
     "ffa_rfa_many",
 ]
 
-#: the weighting functions w_i of Eqs. 1-2 (|S_i| = i, the size of the feature subset)
+#: the weighting functions w_i of Eqs. 1-2 (``|S_i| = i``, the size of the feature subset)
 WEIGHTINGS = ("uniform", "inverse_size", "magnitude", "inverse_size_magnitude")
 _POSITION_ONLY = ("uniform", "inverse_size")  # weights free of delta: the §3.3 shortcut holds
 
@@ -492,9 +492,9 @@ def curve_delta(
 ) -> float:
     """FFA_delta (Eq. 1) or RFA_delta (Eq. 2): the weighted mean of ``a - b`` over the grid.
 
-    With delta_i = curve_a(i) - curve_b(i) and |S_i| = i, the weights are ``uniform``
-    w_i = 1, ``inverse_size`` 1/i, ``magnitude`` |delta_i| and ``inverse_size_magnitude``
-    |delta_i|/i; the mean runs over the grid points the curves share (every i, or the
+    With ``delta_i = curve_a(i) - curve_b(i)`` and ``|S_i| = i``, the weights are ``uniform``
+    w_i = 1, ``inverse_size`` 1/i, ``magnitude`` ``|delta_i|`` and ``inverse_size_magnitude``
+    ``|delta_i|/i``; the mean runs over the grid points the curves share (every i, or the
     subsampled sizes). A better ``a`` gives FFA_delta > 0 and RFA_delta < 0.
 
     Examples

@@ -199,7 +199,7 @@ def plot_topk_curves(
     Returns
     -------
     matplotlib.figure.Figure
-        One line per ranker, then the baseline's line; bands are ``PolyCollection``s.
+        One line per ranker, then the baseline's line; bands are ``PolyCollection`` objects.
     """
     frames = _labelled(curves, ("k", "mean", *(("std",) if show_std else ())), "curve")
     if random is not None:

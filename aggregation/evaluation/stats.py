@@ -424,7 +424,7 @@ def nemenyi(
 
     Use it after :func:`friedman` rejects. Two methods differ significantly when their average
     ranks are at least CD = q_α √(k (k + 1) / (6 N)) apart; the pairwise p-value is that of the
-    studentized range at |R_i − R_j| / √(k (k + 1) / (6 N)) · √2.
+    studentized range at ``|R_i − R_j| / √(k (k + 1) / (6 N)) · √2``.
 
     Parameters
     ----------

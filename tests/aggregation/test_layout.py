@@ -79,7 +79,7 @@ def test_old_flower_app_references_load_the_same_apps():
 def _documented_imports() -> set[tuple[str, str]]:
     """(module, name) of every ``from rankers/aggregation... import ...`` the docs show."""
     texts = []
-    for path in [REPO / "README.md", *REPO.glob("docs/*.md"), *REPO.glob("examples/**/*")]:
+    for path in [REPO / "README.md", *REPO.glob("docs/**/*.md"), *REPO.glob("examples/**/*")]:
         if path.suffix in (".py", ".md", ".toml"):
             texts.append(path.read_text(encoding="utf-8"))
         elif path.suffix == ".ipynb":
