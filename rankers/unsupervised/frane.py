@@ -33,7 +33,7 @@ _RQH_RTOL = 1e-9
 # pairs scanned at once where a mask of all of them would be n² bytes
 _ZERO_CHUNK = 2**22
 # edges gathered at least at once (a pass over the filed pairs each time)
-_EDGE_BATCH = 2**22
+_EDGE_BATCH = 2**16
 # bytes per edge while PageRank runs: endpoints, weight, sort keys and the CSR arrays of
 # the largest gathered graph plus the CSR matrix of the one solved
 _EDGE_BYTES = 100.0
@@ -273,7 +273,7 @@ class FRANeRanker(BaseRanker):
         along while their edges stay within a few times the first one's (or 4M edges).
         """
         first = int(candidates[0])
-        budget = max(4 * int(filed.counts[first]), _EDGE_BATCH)
+        budget = max(2 * int(filed.counts[first]), _EDGE_BATCH)
         last = first
         for t in candidates[1:]:
             if filed.counts[t] > budget:
@@ -394,9 +394,13 @@ def ranking_quality(scores: np.ndarray) -> float:
 
 def _smallest_positive(d: np.ndarray) -> float | None:
     """The smallest positive entry of ``d`` (None if there is none), without an n² mask."""
-    lows = [part[part > 0.0] for part in np.array_split(d, max(1, d.size // _ZERO_CHUNK))]
-    lows = [float(p.min()) for p in lows if p.size]
-    return min(lows) if lows else None
+    best = np.inf
+    for lo in range(0, d.size, _ZERO_CHUNK):
+        part = d[lo : lo + _ZERO_CHUNK]
+        part = part[part > 0.0]
+        if part.size:
+            best = min(best, float(part.min()))
+    return None if best == np.inf else best
 
 
 def _peak_bytes(
