@@ -67,6 +67,17 @@ class FRANeRanker(BaseRanker):
     drops an isolated node's mass instead of spreading it) gives the same scores up to
     one factor, hence the same ranking and the same RQH.
 
+    Only the graphs that can win are built. The pairs' dissimilarities are computed in
+    tiles (one matrix product per block of features) and each pair is filed once under
+    the first threshold that holds it, keeping per threshold its edge count and the
+    nodes' weighted degrees. From the degrees alone an upper bound on a graph's RQH
+    follows (:func:`~rankers.unsupervised._frane_graph.rqh_upper_bound`); graphs are
+    scored from the sparsest up, and one whose bound lies below the best RQH found so far
+    (by more than the tie tolerance) is skipped: it could neither be the largest nor tie
+    with it, so the choice, the scores and the ranking are those of scoring every graph.
+    The dense graphs, whose PageRank is nearly uniform, are ruled out this way without
+    ever being built.
+
     Parameters
     ----------
     k : int, "all" or None, default=None
@@ -114,7 +125,11 @@ class FRANeRanker(BaseRanker):
     average_degrees_ : ndarray of shape (n_thresholds_tried,)
         Average degree ``2|E| / n`` of each threshold's graph.
     rqh_ : ndarray of shape (n_thresholds_tried,)
-        RQH of each threshold's ranking; NaN where the graph was below ``min_edges``.
+        RQH of each threshold's ranking; NaN where the graph was below ``min_edges`` or
+        ruled out by its bound (``rqh_bounds_`` below the largest RQH).
+    rqh_bounds_ : ndarray of shape (n_thresholds_tried,)
+        The upper bound on each graph's RQH that decided whether to score it (NaN where
+        it was not needed: below ``min_edges``, or the same edges as a scored graph).
 
     See Also
     --------
@@ -132,11 +147,14 @@ class FRANeRanker(BaseRanker):
     largest are made equal (the tie rule of every ranker, :mod:`rankers.ties`), so that
     features in symmetric positions (duplicates) tie exactly and are ordered by index. The mean and
     median of ``"linear_mean"`` / ``"linear_median"`` are over the pairs of distinct
-    features (the reference includes the zero diagonal). Memory grows as ``n²``: about
-    112 bytes per pair of features at the peak (2.8 GB for 7,129 features, 22 GB for
-    20,000); the ranker estimates it first and raises
+    features (the reference includes the zero diagonal). Memory grows as ``n²``, but only
+    by the pairs' dissimilarities (8 bytes a pair, 1 more for the threshold each is
+    filed under; ``linear_median`` and ``quantile`` copy them once more to sort): 1.8 GB
+    for 20,000 features, plus the edges of the graphs scored (about 100 bytes an edge)
+    and a fixed ~300 MB of work space. The ranker estimates it first and raises
     :class:`~rankers.exceptions.NotEnoughMemoryError` when the machine lacks it (see
-    :func:`rankers.memory.check_memory`).
+    :func:`rankers.memory.check_memory`), and checks again before gathering the edges
+    of the graphs it scores.
 
     References
     ----------
