@@ -425,7 +425,8 @@ def test_tiles_and_chunks_change_nothing(monkeypatch, similarity):
     monkeypatch.setattr(graph, "_TILE", 200)  # 2 rows of the triangle per product
     monkeypatch.setattr(graph, "_CHUNK", 300)  # a few rows per filing pass
     got = graph.dissimilarities(X, similarity, "minmax")
-    np.testing.assert_allclose(got, 1 - (r if similarity == "correlation" else np.abs(r)), atol=1e-12)
+    expected = 1 - (r if similarity == "correlation" else np.abs(r))
+    np.testing.assert_allclose(got, expected, atol=1e-12)
     tiled = FRANeRanker(similarity=similarity).fit(X)
     np.testing.assert_array_equal(tiled.ranking_, whole.ranking_)
     np.testing.assert_array_equal(tiled.average_degrees_, whole.average_degrees_)
