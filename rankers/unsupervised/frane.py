@@ -288,7 +288,7 @@ class FRANeRanker(BaseRanker):
         """Last graph whose edges to gather: those still possible, within a growing budget.
 
         Gathering is a pass over the filed pairs, so the graphs that may follow are taken
-        along while their edges stay within a few times the first one's (or 4M edges).
+        along while their edges stay within twice the first one's (or 65,536 edges).
         """
         first = int(candidates[0])
         budget = max(2 * int(filed.counts[first]), _EDGE_BATCH)
