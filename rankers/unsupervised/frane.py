@@ -8,14 +8,19 @@ from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.spatial.distance import pdist, squareform
 from sklearn.exceptions import ConvergenceWarning
 
 from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.memory import check_memory
-from rankers.preprocessing import column_norms, minmax_scale
 from rankers.ties import TIE_RTOL, first_max
+from rankers.unsupervised._frane_graph import (
+    _CHUNK,
+    _TILE,
+    FiledPairs,
+    dissimilarities,
+    rqh_upper_bound,
+)
 
 __all__ = ["FRANeRanker", "pagerank", "ranking_quality"]
 
@@ -25,6 +30,13 @@ _DISTANCES = ("euclidean", "cityblock", "chebyshev", "canberra")
 # about 1e-12 relative on the scores)
 _CG_RTOL = 1e-13
 _RQH_RTOL = 1e-9
+# pairs scanned at once where a mask of all of them would be n² bytes
+_ZERO_CHUNK = 2**22
+# edges gathered at least at once (a pass over the filed pairs each time)
+_EDGE_BATCH = 2**16
+# bytes per edge while PageRank runs: endpoints, weight, sort keys and the CSR arrays of
+# the largest gathered graph plus the CSR matrix of the one solved
+_EDGE_BYTES = 100.0
 
 
 class FRANeRanker(BaseRanker):
@@ -54,6 +66,17 @@ class FRANeRanker(BaseRanker):
     where power iteration needs ~170. The reference's unnormalised power iteration (which
     drops an isolated node's mass instead of spreading it) gives the same scores up to
     one factor, hence the same ranking and the same RQH.
+
+    Only the graphs that can win are built. The pairs' dissimilarities are computed in
+    tiles (one matrix product per block of features) and each pair is filed once under
+    the first threshold that holds it, keeping per threshold its edge count and the
+    nodes' weighted degrees. From the degrees alone an upper bound on a graph's RQH
+    follows (:func:`~rankers.unsupervised._frane_graph.rqh_upper_bound`); graphs are
+    scored from the sparsest up, and one whose bound lies below the best RQH found so far
+    (by more than the tie tolerance) is skipped: it could neither be the largest nor tie
+    with it, so the choice, the scores and the ranking are those of scoring every graph.
+    The dense graphs, whose PageRank is nearly uniform, are ruled out this way without
+    ever being built.
 
     Parameters
     ----------
@@ -102,7 +125,11 @@ class FRANeRanker(BaseRanker):
     average_degrees_ : ndarray of shape (n_thresholds_tried,)
         Average degree ``2|E| / n`` of each threshold's graph.
     rqh_ : ndarray of shape (n_thresholds_tried,)
-        RQH of each threshold's ranking; NaN where the graph was below ``min_edges``.
+        RQH of each threshold's ranking; NaN where the graph was below ``min_edges`` or
+        ruled out by its bound (``rqh_bounds_`` below the largest RQH).
+    rqh_bounds_ : ndarray of shape (n_thresholds_tried,)
+        The upper bound on each graph's RQH that decided whether to score it (NaN where
+        it was not needed: below ``min_edges``, or the same edges as a scored graph).
 
     See Also
     --------
@@ -120,11 +147,14 @@ class FRANeRanker(BaseRanker):
     largest are made equal (the tie rule of every ranker, :mod:`rankers.ties`), so that
     features in symmetric positions (duplicates) tie exactly and are ordered by index. The mean and
     median of ``"linear_mean"`` / ``"linear_median"`` are over the pairs of distinct
-    features (the reference includes the zero diagonal). Memory grows as ``n²``: about
-    112 bytes per pair of features at the peak (2.8 GB for 7,129 features, 22 GB for
-    20,000); the ranker estimates it first and raises
+    features (the reference includes the zero diagonal). Memory grows as ``n²``, but only
+    by the pairs' dissimilarities (8 bytes a pair, 1 more for the threshold each is
+    filed under; ``linear_median`` and ``quantile`` copy them once more to sort): 1.8 GB
+    for 20,000 features, plus the edges of the graphs scored (about 100 bytes an edge)
+    and a fixed ~300 MB of work space. The ranker estimates it first and raises
     :class:`~rankers.exceptions.NotEnoughMemoryError` when the machine lacks it (see
-    :func:`rankers.memory.check_memory`).
+    :func:`rankers.memory.check_memory`), and checks again before gathering the edges
+    of the graphs it scores.
 
     References
     ----------
@@ -187,28 +217,46 @@ class FRANeRanker(BaseRanker):
 
     def _score(self, X, y):
         m, n = X.shape
-        pairs = n * (n - 1) / 2
-        # the sparser progressions keep about half the pairs as edges (measured: the
-        # mean of 1 - |r| lies below its median on typical data); checked exactly below
-        guess = pairs / 2 if self.thresholds in ("linear_mean", "linear_median") else pairs
-        self._check_memory(m, n, guess)
-        d = _dissimilarities(X, self.similarity, self.feature_scaling)  # condensed, j < k
+        self._check_memory(self._fixed_bytes(m, n), n)
+        d = dissimilarities(X, self.similarity, self.feature_scaling)  # condensed, j < k
         d_max = float(d.max()) if d.size else 0.0
-        d[d <= 1e-12 * d_max] = 0.0
+        for lo in range(0, d.size, _ZERO_CHUNK):  # in place, no n² mask
+            part = d[lo : lo + _ZERO_CHUNK]
+            part[part <= 1e-12 * d_max] = 0.0
         thresholds = self._threshold_sequence(d, d_max)
-        if thresholds.size:
-            self._check_memory(m, n, np.count_nonzero((d < d_max) & (d <= thresholds[-1])))
-        edges = _EdgeList(d, d_max, thresholds, n)
-        del d
-        degrees = 2.0 * edges.counts / n
+        # a pair within the tie tolerance of a threshold is under it: thresholds are
+        # computed from the pairs (a quantile is one of them), so a pair equal to one in
+        # exact arithmetic must not fall on either side by rounding
+        filed = FiledPairs(d, d_max, thresholds, n, TIE_RTOL * d_max)
+        degrees = 2.0 * filed.counts / n
         rqh = np.full(thresholds.size, np.nan)
-        start = None
+        bounds = np.full(thresholds.size, np.nan)
+        start, edges, best = None, None, -np.inf
         solved: dict[int, np.ndarray] = {}
-        for t in np.flatnonzero(degrees >= self.min_edges):
-            size = int(edges.counts[t])
-            if size not in solved:  # thresholds with no pair between them: the same graph
-                solved[size], start = edges.pagerank(size, self.damping, start)
+        candidates = np.flatnonzero(degrees >= self.min_edges)
+        for i, t in enumerate(candidates):
+            size = int(filed.counts[t])
+            if size in solved:  # thresholds with no pair between them: the same graph
+                rqh[t] = ranking_quality(solved[size])
+                continue
+            bounds[t] = rqh_upper_bound(filed.degrees[:, t], self.damping)
+            # a graph whose RQH is provably below the best so far (by more than the tie
+            # tolerance) can be neither the largest nor tied with it: not built at all
+            if bounds[t] < best * (1.0 - 4.0 * _RQH_RTOL):
+                continue
+            if edges is None or edges.size < size:
+                edges = None  # release the smaller edge list before gathering anew
+                last = self._last_graph(filed, candidates[i:], max(best, 0.0))
+                self._check_memory(
+                    _peak_bytes(m, n, self.similarity, filed.counts[last], self.thresholds,
+                                self.n_thresholds), n
+                )  # fmt: skip
+                edges = filed.edges(last)
+            A, deg = edges.matrix(size)
+            solved[size], start = _solve_pagerank(A.__matmul__, deg, self.damping, start, True)
+            del A
             rqh[t] = ranking_quality(solved[size])
+            best = max(best, rqh[t])
         # the first threshold whose RQH ties with the largest: graphs that differ only in
         # a component that holds neither of the scores RQH reads have equal RQH in exact
         # arithmetic, and only a tolerance keeps rounding from choosing between them
@@ -217,6 +265,7 @@ class FRANeRanker(BaseRanker):
         self.thresholds_ = thresholds
         self.average_degrees_ = degrees
         self.rqh_ = rqh
+        self.rqh_bounds_ = bounds
         n_all = self.constant_features_.size
         if best < 0:
             if n > 1:
@@ -231,15 +280,34 @@ class FRANeRanker(BaseRanker):
             self.graph_ = sp.csr_matrix((n_all, n_all))
             return np.full(n, 1.0 / n)
         self.threshold_ = float(thresholds[best])
-        self.graph_ = edges.adjacency(
-            int(edges.counts[best]), np.flatnonzero(~self.constant_features_), n_all
-        )
-        return solved[int(edges.counts[best])]
+        size = int(filed.counts[best])
+        self.graph_ = edges.adjacency(size, np.flatnonzero(~self.constant_features_), n_all)
+        return solved[size]
 
-    def _check_memory(self, m: int, n: int, n_edges: float) -> None:
+    def _last_graph(self, filed: FiledPairs, candidates: np.ndarray, best: float) -> int:
+        """Last graph whose edges to gather: those still possible, within a growing budget.
+
+        Gathering is a pass over the filed pairs, so the graphs that may follow are taken
+        along while their edges stay within twice the first one's (or 65,536 edges).
+        """
+        first = int(candidates[0])
+        budget = max(2 * int(filed.counts[first]), _EDGE_BATCH)
+        last = first
+        for t in candidates[1:]:
+            if filed.counts[t] > budget:
+                break
+            bound = rqh_upper_bound(filed.degrees[:, t], self.damping)
+            if bound >= best * (1.0 - 4.0 * _RQH_RTOL):
+                last = int(t)
+        return last
+
+    def _fixed_bytes(self, m: int, n: int) -> float:
+        return _peak_bytes(m, n, self.similarity, 0.0, self.thresholds, self.n_thresholds)
+
+    def _check_memory(self, n_bytes: float, n: int) -> None:
         """Stop before the similarities or the graphs outgrow the memory available."""
         check_memory(
-            _peak_bytes(m, n, self.similarity, n_edges),
+            n_bytes,
             f"FRANe's feature graphs over {n} features ({n * (n - 1) / 2:.3g} feature pairs)",
             "rank fewer features (memory grows with their square: e.g. keep the most "
             "variable ones, rankers.get('variance')), or thresholds='linear_median' "
@@ -247,10 +315,10 @@ class FRANeRanker(BaseRanker):
         )
 
     def _threshold_sequence(self, d: np.ndarray, d_max: float) -> np.ndarray:
-        positive = d[d > 0.0]
-        if positive.size == 0:
+        lo = _smallest_positive(d)
+        if lo is None:
             return np.empty(0)
-        lo, num = float(positive.min()), int(self.n_thresholds)
+        num = int(self.n_thresholds)
         kind = self.thresholds
         if kind == "geometric":
             return np.geomspace(lo, d_max, num)
@@ -342,107 +410,40 @@ def ranking_quality(scores: np.ndarray) -> float:
     return float(s[1] / s[-2])
 
 
-def _peak_bytes(m: int, n: int, similarity: str, n_edges: float) -> float:
-    """Peak bytes of :meth:`FRANeRanker._score` on ``m x n`` data whose graphs use ``n_edges``
-    of the ``n(n-1)/2`` pairs.
+def _smallest_positive(d: np.ndarray) -> float | None:
+    """The smallest positive entry of ``d`` (None if there is none), without an n² mask."""
+    best = np.inf
+    for lo in range(0, d.size, _ZERO_CHUNK):
+        part = d[lo : lo + _ZERO_CHUNK]
+        part = part[part > 0.0]
+        if part.size:
+            best = min(best, float(part.min()))
+    return None if best == np.inf else best
 
-    Measured with tracemalloc (``benchmarks/bench_memory.py``): the correlations hold
-    the Gram matrix and two condensed copies (24 bytes a pair; the distances 8); the
-    edge lists hold the dissimilarities and, per edge, its endpoints, weight, sort keys
-    and the CSR arrays of the largest graph (8 bytes a pair + 104 an edge); filing the
-    pairs under their thresholds takes 19 bytes a pair. Copies of the data: 16 m n.
+
+def _peak_bytes(
+    m: int,
+    n: int,
+    similarity: str,
+    n_edges: float,
+    thresholds: str = "geometric",
+    n_thresholds: int = 100,
+) -> float:
+    """Peak bytes of :meth:`FRANeRanker._score` on ``m x n`` data when the graphs whose
+    PageRank is computed use ``n_edges`` of the ``n(n-1)/2`` pairs.
+
+    The condensed dissimilarities take 8 bytes a pair and the index of the first graph
+    holding each pair 1 (2 beyond 254 thresholds); on top of them comes the largest of:
+    the correlation tile (at most 2^23 entries, twice), the filing of a chunk of pairs
+    (2^22 at most, ~64 bytes each) with the nodes' degrees per threshold (4 x 8 n T), a
+    copy of the pairs for the median or the quantiles, and the edges gathered for
+    PageRank (``_EDGE_BYTES`` each). Copies of the data: 16 m n.
     """
     pairs = n * (n - 1) / 2
-    per_pair = 24.0 if similarity in ("abs_correlation", "correlation") else 8.0
-    return max(per_pair * pairs, 19.0 * pairs, 8.0 * pairs + 104.0 * n_edges) + 16.0 * m * n
-
-
-def _dissimilarities(X: np.ndarray, similarity: str, scaling: str) -> np.ndarray:
-    """Condensed dissimilarities between the columns of ``X`` (pairs j < k, row-major)."""
-    if similarity in ("abs_correlation", "correlation"):
-        Z = X - X.mean(axis=0)
-        Z /= column_norms(Z)
-        # the upper triangle only: a matrix product need not be exactly symmetric
-        r = np.clip(squareform(Z.T @ Z, checks=False), -1.0, 1.0)
-        return 1.0 - (np.abs(r) if similarity == "abs_correlation" else r)
-    F = X.T
-    if scaling == "minmax":
-        F = minmax_scale(X).T
-    else:  # the reference's normalize(x, metric): x / metric(x, 0)
-        norm = {
-            "euclidean": lambda V: np.linalg.norm(V, axis=1),
-            "cityblock": lambda V: np.abs(V).sum(axis=1),
-            "chebyshev": lambda V: np.abs(V).max(axis=1),
-            "canberra": lambda V: np.count_nonzero(V, axis=1).astype(np.float64),
-        }[similarity](F)
-        F = F / np.where((norm > 0.0) & np.isfinite(norm), norm, 1.0)[:, None]
-    return pdist(F, similarity)
-
-
-class _EdgeList:
-    """The edges of all thresholded graphs, ordered so that every graph is a prefix.
-
-    Graph ``t`` holds the pairs ``j < k`` with ``d_jk <= thresholds[t]`` and a positive
-    weight ``d_max - d_jk``. Each pair is filed under the first graph that holds it (one
-    ``searchsorted`` against the thresholds, no sort of the dissimilarities) and the
-    pairs are grouped by that graph, so graph ``t`` is the first ``counts[t]`` edges. The
-    largest graph is also kept as a symmetric CSR matrix whose rows list their entries in
-    that order: every smaller graph's rows are prefixes of its rows, and its CSR matrix is
-    cut out with one gather, without sorting anything per graph.
-    """
-
-    def __init__(self, d: np.ndarray, d_max: float, thresholds: np.ndarray, n: int):
-        # a pair within the tie tolerance of a threshold is under it: thresholds are
-        # computed from the pairs (a quantile is one of them), so a pair equal to one in
-        # exact arithmetic must not fall on either side by rounding
-        tol = TIE_RTOL * d_max
-        first = np.searchsorted(thresholds, d - tol, side="left")
-        usable = np.flatnonzero((d < d_max - tol) & (first < thresholds.size))
-        first = first[usable]
-        pair = usable[np.argsort(_radix_key(first, thresholds.size), kind="stable")]
-        self.rows, self.cols = _condensed_pairs(n, pair)
-        self.weights = d_max - d[pair]
-        self.counts = np.cumsum(np.bincount(first, minlength=thresholds.size))
-        self.n = n
-        # entry 2e is edge e seen from its row, entry 2e + 1 from its column; a stable
-        # sort by row keeps each row's entries in edge order
-        seen_from = np.column_stack([self.rows, self.cols]).ravel()
-        by_row = np.argsort(_radix_key(seen_from, n), kind="stable")
-        self._indices = np.column_stack([self.cols, self.rows]).ravel()[by_row]
-        self._data = np.repeat(self.weights, 2)[by_row]
-        self._starts = np.concatenate([[0], np.cumsum(np.bincount(seen_from, minlength=n))])
-
-    def pagerank(self, size: int, damping: float, start=None):
-        """PageRank (and the symmetrised solution) of the graph of the first ``size`` edges."""
-        rows, cols, w = self.rows[:size], self.cols[:size], self.weights[:size]
-        per_row = np.bincount(rows, minlength=self.n) + np.bincount(cols, minlength=self.n)
-        indptr = np.concatenate([[0], np.cumsum(per_row)])
-        take = np.arange(indptr[-1]) + np.repeat(self._starts[:-1] - indptr[:-1], per_row)
-        A = sp.csr_matrix((self._data[take], self._indices[take], indptr), shape=(self.n, self.n))
-        deg = np.bincount(rows, w, self.n) + np.bincount(cols, w, self.n)
-        return _solve_pagerank(A.__matmul__, deg, damping, start, full_output=True)
-
-    def adjacency(self, size: int, labels: np.ndarray, n_all: int) -> sp.csr_matrix:
-        """Symmetric adjacency matrix of a graph, its nodes renamed by ``labels``."""
-        rows, cols = labels[self.rows[:size]], labels[self.cols[:size]]
-        w = self.weights[:size]
-        return sp.csr_matrix(
-            (np.concatenate([w, w]), (np.concatenate([rows, cols]), np.concatenate([cols, rows]))),
-            shape=(n_all, n_all),
-        )
-
-
-def _radix_key(values: np.ndarray, bound: int) -> np.ndarray:
-    """``values`` (all < ``bound``) as uint16 when they fit: numpy radix-sorts those."""
-    return values.astype(np.uint16) if bound <= 2**16 else values
-
-
-def _condensed_pairs(n: int, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Row and column (j < k) of condensed (``pdist``-order) pair indices."""
-    # row j holds the n - 1 - j pairs (j, j+1), ..., (j, n-1), from position start[j]
-    counts = np.arange(n - 1, -1, -1, dtype=np.int64)
-    start = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    row_of = np.repeat(np.arange(n, dtype=np.int32), counts)
-    rows = row_of[index]
-    cols = index - start[rows] + rows + 1
-    return rows, cols.astype(np.int32)
+    T = int(n_thresholds)
+    held = 8.0 * pairs + (1.0 if T < 255 else 2.0) * pairs
+    tile = 16.0 * min(_TILE, n * n) if similarity in ("abs_correlation", "correlation") else 0.0
+    filing = 64.0 * min(_CHUNK, pairs) + 32.0 * n * T
+    order = 8.0 * pairs if thresholds in ("linear_median", "quantile") else 0.0
+    graphs = 16.0 * n * T + _EDGE_BYTES * n_edges
+    return held + max(tile, filing, order, graphs) + 16.0 * m * n

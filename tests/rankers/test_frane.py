@@ -84,6 +84,16 @@ def simple_frane(X, similarity="abs_correlation", scaling="minmax", thresholds="
     return (rqh[best], T[best], xs[best]), rqh, T
 
 
+def assert_rqh_or_ruled_out(est, rqh):
+    """``est.rqh_`` is the dense RQH where computed; elsewhere the bound ruled the graph out."""
+    done = ~np.isnan(est.rqh_)
+    np.testing.assert_allclose(est.rqh_[done], rqh[done], rtol=1e-9)
+    out = np.isnan(est.rqh_) & ~np.isnan(rqh)
+    assert np.all(rqh[out] <= est.rqh_bounds_[out])
+    assert np.all(est.rqh_bounds_[out] < np.nanmax(est.rqh_) * (1 - 1e-9))
+    np.testing.assert_array_equal(np.isnan(rqh), est.average_degrees_ < est.min_edges)
+
+
 @pytest.fixture
 def grouped():
     return grouped_data()
@@ -173,8 +183,7 @@ def test_matches_dense_algorithm_1(grouped, similarity, scaling, thresholds):
     ).fit(X)
     (_, t, x), rqh, T = simple_frane(X, similarity, scaling, thresholds, n_thresholds=40)
     np.testing.assert_allclose(est.thresholds_, T, rtol=1e-12)
-    np.testing.assert_array_equal(np.isnan(est.rqh_), np.isnan(rqh))
-    np.testing.assert_allclose(est.rqh_, rqh, rtol=1e-9)
+    assert_rqh_or_ruled_out(est, rqh)
     assert est.threshold_ == pytest.approx(t, rel=1e-12)
     np.testing.assert_allclose(est.scores_, x, rtol=1e-9)
 
@@ -209,7 +218,8 @@ def test_chosen_graph_is_the_thresholded_similarity(grouped):
     assert est.threshold_ == est.thresholds_[best]
     assert np.all(np.diff(est.thresholds_) >= 0)
     assert np.all(np.diff(est.average_degrees_) >= 0)
-    np.testing.assert_array_equal(np.isnan(est.rqh_), est.average_degrees_ < 1.0)
+    scored = ~np.isnan(est.rqh_) | (est.rqh_bounds_ < np.nanmax(est.rqh_))
+    np.testing.assert_array_equal(scored, est.average_degrees_ >= 1.0)
 
 
 @settings(max_examples=20, deadline=None)
@@ -350,3 +360,74 @@ def test_choice_does_not_move_when_inputs_move_by_ulps(nudge, thresholds, seed):
     assert moved.threshold_ == pytest.approx(moved.thresholds_[chosen], rel=0, abs=0)
     np.testing.assert_array_equal(moved.ranking_, est.ranking_)
     np.testing.assert_allclose(moved.rqh_, est.rqh_, rtol=1e-9)
+
+
+# ---------------------------------------------------------------- the streamed algorithm
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), density=st.floats(0.02, 1.0), isolated=st.integers(0, 5))
+def test_rqh_bound_holds_on_random_graphs(seed, density, isolated):
+    from rankers.unsupervised._frane_graph import rqh_upper_bound
+
+    rng = np.random.default_rng(seed)
+    n = 30
+    A = np.triu(rng.random((n, n)) * (rng.random((n, n)) < density), 1)
+    A = A + A.T
+    A[:isolated] = A[:, :isolated] = 0.0
+    for damping in (0.5, 0.85, 0.99):
+        exact = ranking_quality(pagerank(sp.csr_matrix(A), damping))
+        assert exact <= rqh_upper_bound(A.sum(axis=1), damping)
+
+
+def test_rqh_bound_is_tight_on_regular_graphs():
+    from rankers.unsupervised._frane_graph import rqh_upper_bound
+
+    A = np.ones((6, 6)) - np.eye(6)  # complete graph: uniform PageRank, RQH 1
+    assert ranking_quality(pagerank(A)) == pytest.approx(1.0)
+    assert rqh_upper_bound(A.sum(axis=1), 0.85) == pytest.approx(1.0)
+    assert rqh_upper_bound(np.zeros(6), 0.85) == np.inf  # no edges: no bound
+
+
+def test_dense_graphs_are_ruled_out_without_changing_the_choice():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 150))
+    X[:, :10] += rng.normal(size=(100, 1))
+    est = FRANeRanker(n_thresholds=40).fit(X)
+    (_, t, x), rqh, _ = simple_frane(X, n_thresholds=40)
+    out = np.isnan(est.rqh_) & ~np.isnan(rqh)
+    assert out.sum() >= 5  # the densest graphs were never built
+    assert_rqh_or_ruled_out(est, rqh)
+    assert est.threshold_ == pytest.approx(t, rel=1e-12)
+    np.testing.assert_allclose(est.scores_, x, rtol=1e-9)
+
+
+def test_threshold_index_is_searchsorted_exactly():
+    from rankers.unsupervised._frane_graph import _ThresholdIndex
+
+    rng = np.random.default_rng(1)
+    d_max = 0.93
+    thresholds = np.geomspace(0.01, d_max, 57)
+    k = np.arange(_ThresholdIndex._BUCKETS + 1)
+    v = np.concatenate([
+        rng.random(100_000) * d_max, thresholds, np.nextafter(thresholds, 0),
+        np.nextafter(thresholds, 1), k * (d_max / _ThresholdIndex._BUCKETS), [-1e-9, 0, 2.0],
+    ])  # fmt: skip
+    expected = np.searchsorted(thresholds, v, side="left")
+    np.testing.assert_array_equal(_ThresholdIndex(thresholds, d_max)(v), expected)
+
+
+@pytest.mark.parametrize("similarity", ["abs_correlation", "correlation"])
+def test_tiles_and_chunks_change_nothing(monkeypatch, similarity):
+    import rankers.unsupervised._frane_graph as graph
+
+    X = np.random.default_rng(3).normal(size=(40, 90))
+    whole = FRANeRanker(similarity=similarity).fit(X)
+    r = np.corrcoef(X, rowvar=False)[np.triu_indices(90, 1)]
+    monkeypatch.setattr(graph, "_TILE", 200)  # 2 rows of the triangle per product
+    monkeypatch.setattr(graph, "_CHUNK", 300)  # a few rows per filing pass
+    got = graph.dissimilarities(X, similarity, "minmax")
+    expected = 1 - (r if similarity == "correlation" else np.abs(r))
+    np.testing.assert_allclose(got, expected, atol=1e-12)
+    tiled = FRANeRanker(similarity=similarity).fit(X)
+    np.testing.assert_array_equal(tiled.ranking_, whole.ranking_)
+    np.testing.assert_array_equal(tiled.average_degrees_, whole.average_degrees_)
+    assert tiled.threshold_ == whole.threshold_

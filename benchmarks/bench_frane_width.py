@@ -1,0 +1,259 @@
+"""FRANe on wide data: CPU seconds and peak memory as the features grow (issue 17).
+
+Per width (200 samples x 1,000 ... 20,000 features, ``speed_suite.make_data``: clusters in
+20 features, noise elsewhere) three implementations run, each in its own child process:
+
+* ``new``: ``rankers.unsupervised.frane`` as it is in this tree (defaults: |r|, 100
+  geometric thresholds);
+* ``old``: the module as of commit 9b10018 (``git show 9b10018:rankers/...`` written to a
+  temporary module), the implementation before the streamed rewrite; skipped where its
+  projected peak (112 bytes a feature pair) exceeds ``--old-max-gb``;
+* ``floor``: plain numpy doing the least any exact FRANe must do: the correlations of all
+  pairs (one GEMM, in tiles into the condensed vector) and sorting the pairs once.
+
+Optionally (``--peer``) PyPI ``frane`` 0.1.0 (``metric="correlation"``, against ours with
+``similarity="correlation"``) runs in its own environment (``--peer-python``, made as
+``benchmarks/micro/bench_frane.py`` says) at the widths up to ``--peer-max``.
+
+Times are CPU seconds of ``fit`` (``time.process_time`` in the child, BLAS on one thread:
+``OPENBLAS_NUM_THREADS=1`` etc. are set for the children); memory is the child's peak
+resident set (``ru_maxrss``, which includes the interpreter and the data, ~100 MB).
+Ratios: old / new and new / floor (time), and whether new and old rank identically.
+
+Examples::
+
+    python benchmarks/bench_frane_width.py --quick
+    python benchmarks/bench_frane_width.py --peer --peer-max 5000 \\
+        --out benchmarks/results/frane_width.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+OLD_COMMIT = "9b10018"
+_ONE_THREAD = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+
+_PEER = r"""
+import json, logging, resource, sys, time
+import numpy as np
+import frane
+import frane.frane as ff
+
+def normalize(x, metric):  # 0.1.0's normalize with a vector for the scalar 0 (new scipy)
+    norm = metric(x, np.zeros_like(x))
+    return x / norm if 0.0 < norm < float("inf") else x
+
+ff.normalize = normalize
+logging.getLogger().setLevel(logging.WARNING)
+X = np.load(sys.argv[1])
+start = time.process_time()
+scores = frane.FRANe(metric="correlation").fit(X.copy()).feature_importances_
+seconds = time.process_time() - start
+np.save(sys.argv[2], np.asarray(scores, dtype=float))
+print(json.dumps({"seconds": seconds,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def make_data(m: int, n: int, seed: int = 0) -> np.ndarray:
+    """``benchmarks/speed_suite.make_data``: 5 clusters in the first 20 features, noise."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 5, size=m)
+    X = rng.normal(size=(m, n))
+    informative = min(20, n)
+    X[:, :informative] += rng.normal(0.0, 1.5, size=(5, informative))[y]
+    return X + 5.0
+
+
+def floor(X: np.ndarray) -> np.ndarray:
+    """All pairs' 1 - |r| (one GEMM, in tiles of 2^23 entries) sorted once."""
+    Z = X - X.mean(axis=0)
+    Z /= np.linalg.norm(Z, axis=0)
+    n = Z.shape[1]
+    d = np.empty(n * (n - 1) // 2)
+    pos, block = 0, max(1, 2**23 // n)
+    for a in range(0, n - 1, block):
+        b = min(a + block, n - 1)
+        tile = 1.0 - np.abs(Z[:, a:b].T @ Z[:, a:])
+        for j in range(a, b):
+            row = tile[j - a, j - a + 1 :]
+            d[pos : pos + row.size] = row
+            pos += row.size
+    d.sort()
+    return d
+
+
+def _old_module():
+    source = subprocess.run(
+        ["git", "-C", str(ROOT), "show", f"{OLD_COMMIT}:rankers/unsupervised/frane.py"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    path = Path(tempfile.mkdtemp()) / "frane_old.py"
+    path.write_text(source)
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("frane_old", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_cell(impl: str, m: int, n: int, similarity: str, ranking_file: str) -> dict:
+    """One measurement, in this (child) process: CPU seconds of fit and peak RSS."""
+    import resource
+    import time
+
+    sys.path.insert(0, str(ROOT))
+    X = make_data(m, n)
+    if impl == "floor":
+        start = time.process_time()
+        floor(X)
+        seconds = time.process_time() - start
+        ranking = None
+    else:
+        if impl == "new":
+            from rankers.unsupervised.frane import FRANeRanker
+        else:
+            FRANeRanker = _old_module().FRANeRanker
+        est = FRANeRanker(similarity=similarity)
+        start = time.process_time()
+        est.fit(X)
+        seconds = time.process_time() - start
+        ranking = est.ranking_
+        if ranking_file != "-":
+            np.save(ranking_file, est.scores_)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out = {"seconds": seconds, "peak_mb": peak}
+    if ranking is not None:
+        out["ranking"] = ranking.tolist()
+    return out
+
+
+def _child(args: list[str], budget: float) -> dict:
+    env = {**os.environ, **_ONE_THREAD, "PYTHONPATH": str(ROOT)}
+    try:
+        done = subprocess.run(
+            args, capture_output=True, text=True, timeout=budget, env=env, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"over {budget:.0f} s"}
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or ["?"])[-1][:120]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="200 x {500, 1000}: a smoke run")
+    parser.add_argument("--widths", type=int, nargs="+", default=[1000, 2000, 5000, 10000, 20000])
+    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--old-max-gb", type=float, default=4.0,
+                        help="skip the old code where its projected peak exceeds this")  # fmt: skip
+    parser.add_argument("--peer", action="store_true", help="also run PyPI frane 0.1.0")
+    parser.add_argument("--peer-python", default="/work/venv-frane-peer/bin/python")
+    parser.add_argument("--peer-max", type=int, default=5000)
+    parser.add_argument("--budget", type=float, default=1800.0, help="seconds per cell")
+    parser.add_argument("--out", type=Path, help="also write the table (markdown) here")
+    parser.add_argument("--cell", nargs=5, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.cell:
+        impl, m, n, similarity, ranking_file = args.cell
+        print(json.dumps(run_cell(impl, int(m), int(n), similarity, ranking_file)))
+        return
+    widths = [500, 1000] if args.quick else args.widths
+    m = args.samples
+    me = [sys.executable, str(Path(__file__).resolve()), "--cell"]
+    tmp = Path(tempfile.mkdtemp())
+    rows = []
+    for n in widths:
+        cells = {}
+        for impl in ("new", "old", "floor"):
+            projected_gb = 112 * n * (n - 1) / 2 / 1e9
+            if impl == "old" and projected_gb > args.old_max_gb:
+                cells[impl] = {"error": f"skipped (projected {projected_gb:.0f} GB)"}
+                continue
+            cells[impl] = _child([*me, impl, str(m), str(n), "abs_correlation", "-"], args.budget)
+        new, old = cells["new"], cells["old"]
+        row = {"features": n}
+        for name, c in cells.items():
+            row[f"{name} s"] = c.get("seconds", np.nan)
+            row[f"{name} MB"] = c.get("peak_mb", np.nan)
+            if "error" in c:
+                row.setdefault("notes", []).append(f"{name}: {c['error']}")
+        row["old/new"] = row["old s"] / row["new s"]
+        row["new/floor"] = row["new s"] / row["floor s"]
+        row["same ranking"] = new.get("ranking") == old.get("ranking") if "ranking" in old else "-"
+        if args.peer and n <= args.peer_max and Path(args.peer_python).exists():
+            X = make_data(m, n)
+            np.save(tmp / "X.npy", X)
+            script = tmp / "peer.py"
+            script.write_text(_PEER)
+            peer = _child([args.peer_python, str(script), str(tmp / "X.npy"),
+                           str(tmp / "peer.npy")], args.budget)  # fmt: skip
+            ours = _child(
+                [*me, "new", str(m), str(n), "correlation", str(tmp / "ours.npy")], args.budget
+            )
+            row["peer s"] = peer.get("seconds", np.nan)
+            row["new(r) s"] = ours.get("seconds", np.nan)
+            row["peer/new(r)"] = row["peer s"] / row["new(r) s"]
+            if "error" in peer:
+                row.setdefault("notes", []).append(f"peer: {peer['error']}")
+            elif "error" not in ours:
+                from scipy.stats import spearmanr
+
+                rho = spearmanr(np.load(tmp / "peer.npy"), np.load(tmp / "ours.npy"))[0]
+                row["peer rho"] = rho
+        row["notes"] = "; ".join(row.get("notes", []))
+        rows.append(row)
+        print(json.dumps(row, default=float), flush=True)
+    table = _markdown(rows)
+    print(table)
+    if args.out:
+        versions = {"python": platform.python_version(), "numpy": np.__version__}
+        import scipy
+
+        versions["scipy"] = scipy.__version__
+        commit = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True, text=True, check=False,
+        ).stdout.strip()  # fmt: skip
+        command = "python benchmarks/bench_frane_width.py " + " ".join(
+            sys.argv[1:] if argv is None else argv
+        )
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(
+            f"# FRANe width benchmark\n\nCommand: `{command}` (BLAS on one thread)\n\n"
+            f"Tree: {commit}; old = {OLD_COMMIT}; {versions}; {platform.platform()}; "
+            f"{os.cpu_count()} CPUs (shared)\n\n{table}\n"
+        )
+
+
+def _markdown(rows: list[dict]) -> str:
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    keys = [k for k in keys if k != "notes"] + ["notes"]
+
+    def fmt(v):
+        if isinstance(v, float):
+            return "" if np.isnan(v) else f"{v:.3g}"
+        return str(v)
+
+    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    lines += ["| " + " | ".join(fmt(r.get(k, "")) for k in keys) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
