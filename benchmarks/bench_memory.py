@@ -38,10 +38,10 @@ def _frane(m, n, **params):
     X = np.random.default_rng(0).normal(size=(m, n))
     est = rankers.get("frane", **params)
     peak = measure(lambda: est.fit(X)).peak_mb * 2**20
-    pairs = n * (n - 1) / 2
-    # the estimate made before any allocation: the exact one follows the thresholds
-    guess = pairs / 2 if est.thresholds in ("linear_mean", "linear_median") else pairs
-    return frane_bytes(m, n, est.similarity, guess), peak
+    # the streamed FRANe's estimate for the largest graph it scored (edges = degree n / 2)
+    solved = np.isfinite(est.rqh_)
+    edges = float((est.average_degrees_ * n / 2)[solved].max()) if solved.any() else 0.0
+    return frane_bytes(m, n, est.similarity, edges, est.thresholds, est.n_thresholds), peak
 
 
 def _distance_rank(m, n, ties=False, n_jobs=1):

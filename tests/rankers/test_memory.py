@@ -148,16 +148,28 @@ def _traced_peak(fn) -> int:
         tracemalloc.stop()
 
 
-def _frane_case():
+def _frane_fit(thresholds):
     X = np.random.default_rng(0).normal(size=(60, 700))
-    est = rankers.get("frane", n_thresholds=20)
-    return lambda: est.fit(X), frane_bytes(60, 700, "abs_correlation", 700 * 699 / 2)
+    est = rankers.get("frane", n_thresholds=20, thresholds=thresholds)
 
+    def fit():
+        est.fit(X)
+        # the edges of the largest graph scored: the estimate is made for what was built
+        solved = np.isfinite(est.rqh_)
+        return (
+            frane_bytes(60, 700, "abs_correlation", 0.0, thresholds, 20)
+            if not solved.any()
+            else frane_bytes(
+                60,
+                700,
+                "abs_correlation",
+                float((est.average_degrees_ * 700 / 2)[solved].max()),
+                thresholds,
+                20,
+            )
+        )
 
-def _frane_median_case():
-    X = np.random.default_rng(0).normal(size=(60, 700))
-    est = rankers.get("frane", n_thresholds=20, thresholds="linear_median")
-    return lambda: est.fit(X), frane_bytes(60, 700, "abs_correlation", 700 * 699 / 4)
+    return fit
 
 
 def _distance_rank_case():
@@ -180,10 +192,19 @@ def _weighting_case():
     return lambda: est.fit(X, y), weighting_bytes(200, 8, ("C1", "C4"), None, 40)
 
 
-@pytest.mark.parametrize(
-    "case",
-    [_frane_case, _frane_median_case, _distance_rank_case, _spec_case, _weighting_case],
-)
+@pytest.mark.parametrize("thresholds", ["geometric", "linear_median"])
+def test_frane_estimate_never_falls_short_of_the_traced_peak(thresholds):
+    # the streamed FRANe holds the condensed pairs plus a bounded work space (a similarity
+    # tile, a chunk of filed pairs), which the estimate counts in full: at this small
+    # width the work space dominates and the estimate errs on the safe side, by < 2x;
+    # benchmarks/bench_frane_width.py measures it at 20,000 features (2.3 GB)
+    fit = _frane_fit(thresholds)
+    estimate = {}
+    peak = _traced_peak(lambda: estimate.setdefault("bytes", fit()))
+    assert 1 / 1.5 <= estimate["bytes"] / peak <= 2.0, (estimate["bytes"], peak)
+
+
+@pytest.mark.parametrize("case", [_distance_rank_case, _spec_case, _weighting_case])
 def test_estimate_is_within_a_factor_1_5_of_the_traced_peak(case):
     # tracemalloc sees NumPy's allocations (the n² arrays); benchmarks/bench_memory.py
     # checks the same at larger sizes, and the max RSS agrees with it
@@ -199,7 +220,7 @@ def test_frane_is_refused_before_it_allocates(monkeypatch):
     est = rankers.get("frane")
     tracemalloc.start()
     try:
-        with pytest.raises(NotEnoughMemoryError, match=r"needs about 2\d\d MB") as info:
+        with pytest.raises(NotEnoughMemoryError, match=r"needs about \d+ MB") as info:
             est.fit(X)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
@@ -212,20 +233,24 @@ def test_frane_is_refused_before_it_allocates(monkeypatch):
 
 
 def test_frane_checks_the_graphs_it_will_build(monkeypatch):
-    # linear_mean's first estimate guesses that half of the pairs become edges; here a
-    # few unrelated features pull the mean dissimilarity up so ~70% do. Once the
-    # thresholds are known, the exact count is checked before the edges are built.
+    # the first check covers the pairs and the work space; before the edges of the graphs
+    # to score are gathered, the estimate is made again with their exact number
+    from rankers.unsupervised import frane as frane_module
+
+    calls = []
+
+    def record(n_bytes, what, *args, **kwargs):
+        calls.append((n_bytes, what))
+
+    monkeypatch.setattr(frane_module, "check_memory", record)
     rng = np.random.default_rng(0)
     hub = rng.normal(size=(100, 1))
     X = np.hstack([hub + 0.3 * rng.normal(size=(100, 500)), rng.normal(size=(100, 100))])
-    d = 1.0 - np.abs(np.corrcoef(X.T)[np.triu_indices(600, 1)])
-    edges = np.count_nonzero((d < d.max()) & (d <= d.mean()))
-    pairs = d.size
-    first = frane_bytes(100, 600, "abs_correlation", pairs / 2)
-    exact = frane_bytes(100, 600, "abs_correlation", edges)
-    assert exact > 1.2 * first
-    monkeypatch.setenv(MAX_MEMORY_ENV, str(int((first + exact) / 2)))
-    with pytest.raises(NotEnoughMemoryError, match="FRANe's feature graphs over 600 features"):
-        rankers.get("frane", thresholds="linear_mean").fit(X)
-    monkeypatch.setenv(MAX_MEMORY_ENV, str(int(exact * 1.01)))
-    rankers.get("frane", thresholds="linear_mean").fit(X)
+    est = rankers.get("frane", thresholds="linear_mean").fit(X)
+    assert len(calls) >= 2
+    assert all("FRANe's feature graphs over 600 features" in what for _, what in calls)
+    fixed = frane_bytes(100, 600, "abs_correlation", 0.0, "linear_mean", 100)
+    assert calls[0][0] == fixed
+    solved = np.isfinite(est.rqh_)
+    smallest = float((est.average_degrees_ * 600 / 2)[solved].min())
+    assert calls[1][0] >= frane_bytes(100, 600, "abs_correlation", smallest, "linear_mean", 100)
