@@ -15,7 +15,7 @@ new = ``step=0.05`` of the remaining features; ``distance_rank`` old = every sam
 
 ``--agreement`` also measures distance_rank's ``max_samples`` default against the full
 computation (Spearman over the features, random_state 0-2) on Isolet (scikit-feature)
-and german and australian (PMLB), skipping any data set absent from ``../shared/data``.
+and german, australian and breast_w (PMLB), skipping any data set absent from ``../shared/data``.
 
 BLAS runs on one thread (``OPENBLAS_NUM_THREADS=1`` and threadpoolctl).
 
@@ -195,7 +195,7 @@ def agreement(quick: bool) -> list[dict]:
     """distance_rank: the max_samples default against every sample, on real data."""
     from rankers.unsupervised.distance_rank import DistanceRankRanker
 
-    sets = {"german": _pmlb("german"), "australian": _pmlb("australian")}
+    sets = {name: _pmlb(name) for name in ("german", "australian", "breast_w")}
     if not quick:
         isolet = load_skfeature("Isolet")
         sets = {"Isolet": None if isolet is None else isolet[0], **sets}
@@ -247,15 +247,17 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true", help="small shapes, no goal shapes")
     parser.add_argument("--no-goals", action="store_true", help="skip the goal shapes")
     parser.add_argument("--agreement", action="store_true", help="distance_rank agreement")
+    parser.add_argument("--agreement-only", action="store_true", help="only the agreement")
     parser.add_argument("--out", type=Path, help="write the tables as markdown here")
     args = parser.parse_args(argv)
     threadpool_limits(1)
     shapes = QUICK_SHAPES if args.quick else SHAPES
     if args.no_goals:
         shapes = {k: (v[0], []) for k, v in shapes.items()}
-    frame = print_table(bench(args.rankers, shapes), title=f"width: today vs {OLD_COMMIT}")
+    rows = [] if args.agreement_only else bench(args.rankers, shapes)
+    frame = print_table(rows, title=f"width: today vs {OLD_COMMIT}")
     agree = None
-    if args.agreement:
+    if args.agreement or args.agreement_only:
         agree = print_table(agreement(args.quick), title="distance_rank max_samples agreement")
     if args.out:
         command = "python benchmarks/bench_width_rankers.py " + " ".join(argv or sys.argv[1:])
