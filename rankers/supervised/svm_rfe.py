@@ -64,7 +64,7 @@ class SVMRFERanker(BaseRanker):
         *initial* number instead, which orders the best features in coarse chunks).
         ``step=1`` is Guyon's one-at-a-time procedure and the error-curve benchmark's; it
         trains ``n_features - 1`` SVMs per class model. The default 0.05 trains about
-        ``ln(n_features / 40) / 0.05 + 40`` rounds (119 at 2,000 features, 11 s of CPU at
+        ``ln(n_features / 40) / 0.05 + 40`` rounds (119 at 2,000 features, 5-11 s of CPU at
         2,000 x 2,000 against over 120 s for ``step=1``;
         ``benchmarks/bench_width_rankers.py``), removes coarse chunks only while many
         features remain and one at a time from the last 39 on, so the top of the ranking
