@@ -267,9 +267,9 @@ def main(argv=None) -> None:
             f"Python {platform.python_version()}, numpy {np.__version__}, "
             f"{platform.machine()}, BLAS on 1 thread; CPU seconds (time.process_time), "
             "peak MB traced by tracemalloc in the same run.",
-            "",
-            markdown(frame),
         ]
+        if rows:
+            text += ["", markdown(frame)]
         if agree is not None:
             text += ["", markdown(agree)]
         args.out.parent.mkdir(parents=True, exist_ok=True)
