@@ -56,12 +56,21 @@ class SVMRFERanker(BaseRanker):
         Number of best features kept by ``transform``.
     C : float, default=0.1
         SVM complexity (0.1 in the error-curve benchmark).
-    step : int or float in (0, 1), default=1
-        Features removed per iteration: an int, or a fraction of the initial number of
-        features (at least 1), as in :class:`sklearn.feature_selection.RFE`. ``step=1``
-        (Guyon's procedure and the benchmark's) trains ``n_features - 1`` SVMs per class
-        model: on 10,000 genes that is 10,000 SVM fits; a fraction such as 0.1 trades
-        fidelity for speed.
+    step : int or float in (0, 1), default=0.05
+        Features removed per round: an int is a count (as in
+        :class:`sklearn.feature_selection.RFE`); a float is that fraction of the features
+        still remaining, rounded down and at least 1 (chunked elimination as Guyon et al.
+        do it, halving the remaining genes; scikit-learn's RFE takes the fraction of the
+        *initial* number instead, which orders the best features in coarse chunks).
+        ``step=1`` is Guyon's one-at-a-time procedure and the error-curve benchmark's; it
+        trains ``n_features - 1`` SVMs per class model. The default 0.05 trains about
+        ``ln(n_features / 40) / 0.05 + 40`` rounds (119 at 2,000 features, 5-11 s of CPU at
+        2,000 x 2,000 against over 120 s for ``step=1``;
+        ``benchmarks/bench_width_rankers.py``), removes coarse chunks only while many
+        features remain and one at a time from the last 39 on, so the top of the ranking
+        is resolved as with ``step=1``: on 200 x 600 synthetic sets (20 informative
+        features) its scores have Spearman 0.984-0.988 with ``step=1``'s and the same
+        best 50 features but 6-7. With fewer than 40 features it equals ``step=1``.
     scaling : {"minmax", "standard"} or None, default="minmax"
         How features are scaled once, before the elimination. "minmax" maps each to
         [0, 1] as Weka's SMO does by default, the setting under which C = 0.1 was chosen
@@ -134,7 +143,7 @@ class SVMRFERanker(BaseRanker):
         self,
         k=None,
         C: float = 0.1,
-        step=1,
+        step=0.05,
         scaling: str | None = "minmax",
         tol: float = 1e-3,
         verbose: int = 0,
@@ -155,7 +164,7 @@ class SVMRFERanker(BaseRanker):
         n_classes = int(y.max()) + 1
         # binary: one SVM; otherwise one-vs-rest, whose w_i² are summed
         targets = [y] if n_classes == 2 else [(y == c).astype(np.int64) for c in range(n_classes)]
-        per_step = self.step if isinstance(self.step, Integral) else max(1, int(self.step * n))
+        step = self.step
         model = _LinearModel(Xs, use_kernel=m <= _MAX_KERNEL_SAMPLES)
 
         alive = np.arange(n)
@@ -168,7 +177,7 @@ class SVMRFERanker(BaseRanker):
                 it += 1
                 w2 = sum(model.weights(alive, t, self.C, self.tol) ** 2 for t in targets)
                 tols.append(_TIE_RTOL * float(w2.max()))
-                drop = _to_eliminate(w2, min(per_step, alive.size - 1), tols[-1])
+                drop = _to_eliminate(w2, _count(step, alive.size), tols[-1])
                 iteration[alive[drop]] = it
                 weight[alive[drop]] = w2[drop]
                 keep = np.ones(alive.size, dtype=bool)
@@ -182,6 +191,13 @@ class SVMRFERanker(BaseRanker):
         self.n_iterations_ = it
         self.elimination_iteration_ = self._to_all_features(iteration, fill=0).astype(np.int64)
         return _elimination_ranks(iteration, weight, np.asarray(tols))
+
+
+def _count(step, n_alive: int) -> int:
+    """Features removed from ``n_alive`` in one round: ``step`` itself when an int, else
+    that fraction of the remaining features, rounded down; at least 1, and one survivor."""
+    count = step if isinstance(step, Integral) else int(step * n_alive)
+    return max(1, min(int(count), n_alive - 1))
 
 
 def _scale(X: np.ndarray, scaling: str | None) -> np.ndarray:

@@ -307,7 +307,7 @@ def test_a_tiny_class_warns_naming_it(name):
 # parameter the error must name)
 _QUADRATIC = {
     "frane": ({}, (100, 2000), "thresholds='linear_median'"),
-    "distance_rank": ({}, (1500, 5), "max_samples"),
+    "distance_rank": ({"max_samples": None}, (1500, 5), "max_samples"),
     "spec": ({"style": 3}, (1500, 5), "affinity='knn'"),
     "mo_weighting": ({"objectives": ("C4",), "max_pairs": None}, (1500, 5), "max_pairs"),
 }

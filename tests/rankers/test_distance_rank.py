@@ -282,3 +282,56 @@ def test_imbalanced_digits_clustering_on_top_features():
     # each of 6 draws). The Laplacian score's two ends do not always compare this way.
     order = orders["distance_rank"]
     assert _f1w(X, y, order, k_features=10).iloc[0] > _f1w(X, y, order[-10:]).iloc[0]
+
+
+# scores of the code before the width work (commit 9b10018), on data below the default
+# max_samples (so every sample is used)
+_PINNED = {
+    (0, 30, 9): [
+        0.35360935287997386,
+        0.27636042641748054,
+        0.3683900193635674,
+        0.045555775733224724,
+        0.3115668661472667,
+        0.3654970396838566,
+        0.15305003838188472,
+        0.30081658848484916,
+        0.1769763634638806,
+    ],
+    (1, 40, 12): [
+        0.27039365029694623,
+        0.19021621720824333,
+        0.3259225363358257,
+        0.3083163382073227,
+        0.18493095919366295,
+        0.2751099835776505,
+        0.334165838567855,
+        0.16425463321279452,
+        0.36062749930653726,
+        0.055594015433059286,
+        0.33409118482074074,
+        0.21316999639640952,
+    ],
+}
+
+
+@pytest.mark.parametrize("key", list(_PINNED))
+def test_scores_pinned_to_the_previous_implementation(key):
+    seed, m, n = key
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 3, size=m)
+    X = rng.normal(size=(m, n))
+    X[:, : n // 3] += labels[:, None]
+    X = np.round(X, 3)
+    np.testing.assert_allclose(DistanceRankRanker().fit(X).scores_, _PINNED[key], rtol=1e-9)
+
+
+def test_default_ranks_a_subset_of_500_samples():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(520, 2))
+    est = DistanceRankRanker(random_state=0).fit(X)
+    assert est.n_samples_used_ == 500 and est.n_pairs_ == 500 * 499 // 2
+    sub = DistanceRankRanker(max_samples=None).fit(X[est.sample_indices_])
+    # min-max scaling uses every sample's range, which an affine-invariant score ignores
+    np.testing.assert_allclose(est.scores_, sub.scores_, rtol=1e-9)
+    assert DistanceRankRanker(max_samples=None).fit(X).n_samples_used_ == 520

@@ -174,7 +174,7 @@ def _frane_fit(thresholds):
 
 def _distance_rank_case():
     X = np.random.default_rng(0).integers(0, 4, size=(800, 6)).astype(float)
-    est = rankers.get("distance_rank")
+    est = rankers.get("distance_rank", max_samples=None)  # every pair: the n² step
     return lambda: est.fit(X), distance_rank_bytes(800, 6, 800 * 799 // 2, 1, 1)
 
 

@@ -84,7 +84,7 @@ def test_binary_elimination_order_is_sklearn_rfe(scaling):
     np.testing.assert_array_equal(est.elimination_iteration_, est.n_iterations_ + 2 - rfe.ranking_)
 
 
-@pytest.mark.parametrize("step", [3, 0.25])
+@pytest.mark.parametrize("step", [3, 4])
 def test_larger_steps_refine_sklearn_rfe_by_weight(step):
     X, y = _data(seed=2, n=11)
     est = SVMRFERanker(step=step).fit(X, y)
@@ -96,7 +96,113 @@ def test_larger_steps_refine_sklearn_rfe_by_weight(step):
     assert (est.scores_[:, None] > est.scores_[None, :])[later].all()
     # inside one iteration the order comes from the weights at that iteration
     per_iteration = np.bincount(est.elimination_iteration_)
-    assert per_iteration.max() == (3 if step == 3 else 2)
+    assert per_iteration.max() == step
+
+
+def rfe_fraction_loop(Xs, y, fraction, C=0.1):
+    """Elimination of ``floor(fraction * remaining)`` features (at least 1) per round:
+    the iteration in which each feature goes."""
+    alive = list(range(Xs.shape[1]))
+    iteration = np.zeros(Xs.shape[1], dtype=int)
+    it = 0
+    while len(alive) > 1:
+        it += 1
+        w2 = SVC(kernel="linear", C=C).fit(Xs[:, alive], y).coef_[0] ** 2
+        count = min(max(1, int(fraction * len(alive))), len(alive) - 1)
+        gone = [alive[i] for i in np.argsort(w2, kind="stable")[:count]]
+        iteration[gone] = it
+        alive = [a for a in alive if a not in gone]
+    iteration[alive] = it + 1
+    return iteration
+
+
+@pytest.mark.parametrize("fraction", [0.05, 0.25, 0.5])
+def test_float_step_is_a_fraction_of_the_remaining_features(fraction):
+    X, y = _data(seed=2, n=60)
+    est = SVMRFERanker(step=fraction).fit(X, y)
+    expected = rfe_fraction_loop(_minmax(X), y, fraction)
+    np.testing.assert_array_equal(est.elimination_iteration_, expected)
+    assert est.n_iterations_ == expected.max() - 1
+    # rounds shrink with the remaining features: the first removes floor(fraction * 60)
+    assert np.bincount(est.elimination_iteration_)[1] == max(1, int(fraction * 60))
+
+
+def test_default_step_equals_step_one_below_forty_features():
+    X, y = _data(seed=8, n=39)
+    np.testing.assert_array_equal(
+        SVMRFERanker().fit(X, y).scores_, SVMRFERanker(step=1).fit(X, y).scores_
+    )
+    X, y = _data(seed=8, n=80)
+    assert SVMRFERanker().fit(X, y).n_iterations_ < SVMRFERanker(step=1).fit(X, y).n_iterations_
+
+
+# scores of the code before the width work (commit 9b10018) with step=1
+_PINNED = {
+    (0, 30, 9): [9, 7, 8, 4, 1, 5, 2, 3, 6],
+    (1, 40, 50): [
+        49,
+        36,
+        41,
+        42,
+        44,
+        46,
+        50,
+        39,
+        35,
+        48,
+        37,
+        45,
+        38,
+        40,
+        43,
+        47,
+        28,
+        4,
+        10,
+        32,
+        13,
+        6,
+        14,
+        18,
+        26,
+        20,
+        5,
+        2,
+        12,
+        29,
+        15,
+        7,
+        11,
+        17,
+        3,
+        31,
+        16,
+        30,
+        1,
+        22,
+        9,
+        33,
+        24,
+        27,
+        25,
+        8,
+        21,
+        19,
+        23,
+        34,
+    ],
+}
+
+
+@pytest.mark.parametrize("key", list(_PINNED))
+def test_step_one_scores_pinned_to_the_previous_implementation(key):
+    seed, m, n = key
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, size=m)
+    X = rng.normal(size=(m, n))
+    X[:, : n // 3] += y[:, None]
+    X = np.round(X, 3)
+    np.testing.assert_array_equal(SVMRFERanker(step=1).fit(X, y).scores_, _PINNED[key])
 
 
 def test_multiclass_sums_squared_one_vs_rest_weights():
@@ -145,7 +251,7 @@ def test_constant_features_score_zero():
 
 def test_defaults_are_the_benchmark_settings():
     est = rankers.get("svm_rfe")
-    assert (est.C, est.step, est.scaling) == (0.1, 1, "minmax")
+    assert (est.C, est.step, est.scaling) == (0.1, 0.05, "minmax")
     with pytest.raises(InvalidParameterError, match="step"):
         SVMRFERanker(step=1.5).fit(*_data(seed=0))
     with pytest.raises(InvalidParameterError, match="scaling"):

@@ -255,3 +255,53 @@ def test_scores_lie_in_minus_one_one():
     X = rng.exponential(size=(50, 8)) ** 3
     est = UReliefRanker(n_neighbors=10).fit(X)
     assert np.all(np.abs(est.scores_) <= 1.0)
+
+
+def _pinned_data(seed, m, n):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 3, size=m)
+    X = rng.normal(size=(m, n))
+    X[:, : n // 3] += labels[:, None]
+    return np.round(X, 3)
+
+
+# scores of the code before the width work (commit 9b10018): the speed-ups change the
+# engineering (memory layout, blocking), never the method
+_PINNED = {
+    (0, 30, 9): [
+        0.005718571170694714,
+        0.003589219676032318,
+        0.00545225655522702,
+        0.004514179830133608,
+        0.006377855126252441,
+        0.0032644013163588004,
+        0.006373514712837952,
+        0.012162847411824773,
+        0.006196799010174059,
+    ],
+    (1, 40, 12): [
+        0.00598776752048108,
+        0.007636958979841624,
+        0.0034192593692494444,
+        0.009487519090878832,
+        0.005259988379563624,
+        0.010192268003685112,
+        0.012196442977049055,
+        0.007393569328959071,
+        0.011535940497145208,
+        0.00021134557784657781,
+        0.009158190964591029,
+        0.0035009240347791404,
+    ],
+}
+
+
+@pytest.mark.parametrize("key", list(_PINNED))
+def test_scores_pinned_to_the_previous_implementation(key):
+    X = _pinned_data(*key)
+    est = UReliefRanker(n_neighbors=5).fit(X)
+    np.testing.assert_allclose(est.scores_, _PINNED[key], rtol=1e-9, atol=0)
+    # a C-ordered and a Fortran-ordered copy give the same scores
+    np.testing.assert_array_equal(
+        UReliefRanker(n_neighbors=5).fit(np.asfortranarray(X)).scores_, est.scores_
+    )
