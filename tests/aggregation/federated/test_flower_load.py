@@ -117,11 +117,16 @@ def test_sites_killed_mid_round_are_named_and_the_others_aggregated(sleepy_plugi
 
         runner = threading.Thread(target=run, daemon=True)
         runner.start()
-        # mid-round: once the doomed sites are ranking, their machines go down
-        started = {s: lambda s=s: any(sleepy_plugin.glob(f"{rows[s]}.*")) for s in KILLED}
-        for site in KILLED:
-            _wait_for(started[site], timeout=120)
-            deployment.kill_site(site)
+        # mid-round: as soon as a doomed site is ranking, its machine goes down
+        doomed = set(KILLED)
+
+        def kill_started() -> bool:
+            for site in [s for s in doomed if any(sleepy_plugin.glob(f"{rows[s]}.*"))]:
+                deployment.kill_site(site)
+                doomed.discard(site)
+            return not doomed
+
+        _wait_for(kill_started, timeout=120)
         runner.join(timeout=200)
         assert not runner.is_alive()
     assert deployment.leftover_pids() == []
@@ -130,7 +135,7 @@ def test_sites_killed_mid_round_are_named_and_the_others_aggregated(sleepy_plugi
     got = outcome["result"]
     survivors = {s: p for s, p in paths.items() if s not in KILLED}
     assert list(got.rankings) == list(survivors)
-    # named by their site names (Flower's heartbeat would call the nodes lost only later)
+    # named by their site names
     assert got.failed == {s: "TimeoutError: no reply within reply-timeout=45.0 s" for s in KILLED}
     ref = rank_sites(survivors, "sleepy_variance", {"delay": 0.0})
     for site in survivors:
