@@ -141,3 +141,37 @@ def test_sites_killed_mid_round_are_named_and_the_others_aggregated(sleepy_plugi
     for site in survivors:
         assert got.rankings[site] == ref.rankings[site]
     assert got.aggregated == ref.aggregated and got.generic == ref.generic
+
+
+def test_a_reply_the_superlink_makes_for_a_lost_node_names_its_site(monkeypatch):
+    pytest.importorskip("flwr", minversion="1.41")
+    from flwr.app import ConfigRecord, Error, Message, RecordDict
+    from flwr.supercore.task_identity import TaskIdentity
+
+    for key, value in (("_run_id", 1), ("_node_id", 0), ("_task_id", 0)):
+        monkeypatch.setattr(TaskIdentity, key, value)
+
+    def ask(node: int, message_id: str) -> Message:
+        msg = Message(RecordDict(), dst_node_id=node, message_type=fl.MESSAGE_TYPE)
+        msg.metadata.__dict__["_message_id"] = message_id  # as Flower's push sets it
+        return msg
+
+    def lost(message: Message) -> Message:
+        # the SuperLink's own reply: sent from its id (1) on behalf of the lost node
+        relay = ask(1, message.metadata.message_id)
+        return Message(Error(code=5, reason="Error: Node Unavailable"), reply_to=relay)
+
+    sent = {"m10": 10, "m11": 11, "m12": 12}
+    meta = ConfigRecord({"site": "a", "status": "error", "error": "Error: " + "x"})
+    named = Message(RecordDict({"site": meta}), reply_to=ask(10, "m10"))
+    cfg = {"site-list": ["a", "b", "c"], "reply-timeout": 5.0}
+    found = fl._collect(
+        [named, lost(ask(11, "m11")), lost(ask(12, "m12"))], [10, 11, 12], cfg, sent
+    )
+    unavailable = "FlowerError: code 5 (NODE_UNAVAILABLE)"
+    assert list(found["failed"]) == ["a", "b", "c"]
+    assert all(found["failed"][s].startswith(unavailable) for s in ("b", "c"))
+    # a silent node besides: which site is which can no longer be told, nodes are named
+    found = fl._collect([named, lost(ask(11, "m11"))], [10, 11, 12], cfg, sent)
+    assert found["failed"]["node-11"].startswith(unavailable)
+    assert found["failed"]["b"].startswith("TimeoutError") and "node-1" not in found["failed"]
