@@ -299,7 +299,11 @@ def _backend(backend: str, scheduler: str | None, n_jobs: int):
 
     stack = contextlib.ExitStack()
     if scheduler:
-        stack.enter_context(Client(scheduler))
+        client = stack.enter_context(Client(scheduler))
+        # The tasks are this module's functions, and benchmarks/ is no package the scheduler
+        # and workers can import: Dask's upload_file puts this file on their path. (They
+        # still need the same Python packages, and the data at the same paths.)
+        client.upload_file(str(Path(__file__).resolve()))
     else:  # tasks only wait on their child process: threads are enough
         cluster = stack.enter_context(
             LocalCluster(n_workers=1, threads_per_worker=n_jobs, processes=False)

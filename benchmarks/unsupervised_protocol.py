@@ -26,12 +26,14 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _protocol import (
@@ -80,59 +82,101 @@ def ranker_params(name: str, n_classes: int, overrides: dict) -> dict:
     return params | overrides.get(name, {})
 
 
+class _FittedOnce(BaseEstimator):
+    """A registry ranker whose fit on a given training fold runs once per process.
+
+    ``topk_curve`` refits its ranker on every training fold; scoring the same folds for a
+    second variant would fit every ranker again. This wrapper remembers each fold's
+    ranking (keyed by the training rows and the seed ``topk_curve`` hands down), so the
+    second variant reuses the first one's rankings and the evaluation itself stays
+    ``topk_curve``'s. Clones share the memory: it is the module's, one cell per process.
+    """
+
+    def __init__(self, name: str = "variance", params: dict | None = None, random_state=None):
+        self.name = name
+        self.params = params
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        import rankers
+
+        key = (self.name, hashlib.sha1(np.ascontiguousarray(X).tobytes()).hexdigest())
+        key += (json.dumps(self.params, sort_keys=True), repr(self.random_state))
+        if key not in _RANKINGS:
+            est = rankers.get(self.name, **(self.params or {}))
+            # the seeding topk_curve gives a ranker whose random_state is None
+            if est.get_params().get("random_state", 0) is None:
+                est.set_params(random_state=self.random_state)
+            _RANKINGS[key] = est.fit(X, y).ranking_
+        self.ranking_ = _RANKINGS[key]
+        return self
+
+
+_RANKINGS: dict[tuple, np.ndarray] = {}
+
+
 def compute_cell(payload: dict) -> dict:
-    """One (data set, ranker): the per-fold top-k curve (runs in the cell's child)."""
+    """One (data set, ranker): per-fold top-k curves of every variant (in the cell's child).
+
+    The folds, and the rankings fitted on them, are the same for every variant: each
+    ranker is fitted once per fold and its ranking scored by every variant.
+    """
     from aggregation.curves import geometric_grid, topk_curve
 
     s = payload["settings"]
     X, _ = load_dataset(payload["path"])
     n = X.shape[1]
-    ks = sorted(set(geometric_grid(n)) | {min(s["top_k"], n)})
     ranker = payload["ranker"]
-    curve = topk_curve(
-        ranker,
-        X,
-        params=(s["params"] or None) if ranker != "random" else None,
-        ks=ks,
-        metric=s["metric"],
-        n_neighbors=s["n_neighbors"],
-        cv=s["folds"],
-        n_random=s["n_random"],
-        random_state=s["seed"],
-        return_folds=True,
-    )
-    return {c: curve[c].tolist() for c in ("k", "fold", "value")}
+    est = "random" if ranker == "random" else _FittedOnce(ranker, s["params"] or None)
+    out = {}
+    for variant, (metric, neighbours, top_k) in s["variants"].items():
+        ks = sorted(set(geometric_grid(n)) | {min(top_k, n)})
+        curve = topk_curve(
+            est,
+            X,
+            ks=ks,
+            metric=metric,
+            n_neighbors=neighbours,
+            cv=s["folds"],
+            n_random=s["n_random"],
+            random_state=s["seed"],
+            return_folds=True,
+        )
+        out[variant] = {c: curve[c].tolist() for c in ("k", "fold", "value")}
+    return out
+
+
+#: the modules a cell's numbers go through (aggregation.curves re-exports the scorer)
+_EVALUATION = ("aggregation.curves", "aggregation.evaluation.topk")
 
 
 def make_cells(args, datasets) -> list[Cell]:
-    metric, neighbours, top_k = VARIANTS[args.variant]
+    """One cell per (data set, ranker), computing every variant: its key names no variant."""
     overrides = parse_sets(args.set)
     cells = []
     for d in datasets:
         for name in [*args.rankers, "random"]:
             settings = {
-                "variant": args.variant,
-                "metric": metric,
-                "n_neighbors": neighbours,
-                "top_k": top_k,
+                "variants": {v: list(spec) for v, spec in VARIANTS.items()},
                 "folds": args.folds,
                 "seed": args.seed,
                 "n_random": args.n_random,
                 "params": ranker_params(name, d.n_classes, overrides),
                 "data_sha256": d.sha256,
-                "code": code_fingerprint([name], ["aggregation.curves"]),
+                "code": code_fingerprint([name], _EVALUATION),
             }
             cells.append(Cell(PROTOCOL, d.name, name, settings, {"path": d.path}))
     return cells
 
 
-def summarise(records: list[dict], top_k: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(table data set x ranker of the fold-mean error at ``top_k``, long curve table)."""
+def summarise(records: list[dict], variant: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(table data set x ranker of the fold-mean error at the variant's top k, curves)."""
+    top_k = VARIANTS[variant][2]
     rows, cells = [], {}
     for r in records:
         value = np.nan
         if r["status"] == "ok":
-            folds = pd.DataFrame(r["result"])
+            folds = pd.DataFrame(r["result"][variant])
             curve = folds.groupby("k")["value"].agg(["mean", "std", "count"]).reset_index()
             for c in curve.itertuples(index=False):
                 rows.append(
@@ -148,16 +192,17 @@ def summarise(records: list[dict], top_k: int) -> tuple[pd.DataFrame, pd.DataFra
     return table[order], pd.DataFrame(rows)
 
 
-def write_summary(args, out: Path, table, status, info, skipped, command: str) -> None:
-    metric, neighbours, top_k = VARIANTS[args.variant]
+def write_summary(args, variant, out: Path, table, status, info, skipped, command) -> None:
+    metric, neighbours, top_k = VARIANTS[variant]
     lines = [
-        f"# Unsupervised protocol ({args.variant}): {metric.upper()} of {neighbours}NN "
+        f"# Unsupervised protocol ({variant}): {metric.upper()} of {neighbours}NN "
         f"at {top_k} features",
         "",
         f"Command: `{command}`",
         "",
-        f"{args.folds}-fold CV, ranking refit on every training fold, seed {args.seed}; "
-        f"random = mean of {args.n_random} random rankings per fold. Lower is better.",
+        f"{args.folds}-fold CV, ranking refit on every training fold (once for all "
+        f"variants), seed {args.seed}; random = mean of {args.n_random} random rankings per "
+        "fold. Lower is better.",
         f"Data sets missing here (skipped by name): {', '.join(skipped) or 'none'}."
         + ("" if args.datasets else f" Left out as not independent (§5.1): {_NOT_INDEP}."),
         "",
@@ -177,29 +222,19 @@ def write_summary(args, out: Path, table, status, info, skipped, command: str) -
 _NOT_INDEP = ", ".join(NOT_INDEPENDENT)
 
 
-def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variant", choices=sorted(VARIANTS), default="ensemble")
-    parser.add_argument("--datasets", nargs="+", help="names (default: every one present)")
-    parser.add_argument("--smallest", type=int, help="only the N smallest (n_samples*n_features)")
-    parser.add_argument("--rankers", nargs="+", help="default: every unsupervised ranker")
-    parser.add_argument("--folds", type=int, default=10)
-    parser.add_argument("--n-random", type=int, default=10, help="random rankings per fold")
-    parser.add_argument("--set", action="append", help="RANKER.PARAM=VALUE (JSON value)")
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/unsupervised"))
-    add_run_arguments(parser, budget=3600.0)
-    args = parser.parse_args(argv)
-    args.rankers = [r for r in (args.rankers or unsupervised_rankers()) if r != "random"]
-    datasets, skipped = select_datasets(*list_datasets(args.data_dir), args.datasets, args.smallest)
-    if not datasets:
-        raise SystemExit(f"no data sets found in {args.data_dir}")
-    out = args.out
-    out.mkdir(parents=True, exist_ok=True)
+def output_dirs(args) -> dict[str, Path]:
+    """variant -> folder of its tables: ``--out``, or ``--out`` and ``--frane-out`` for both."""
+    if args.variant != "both":
+        return {args.variant: args.out}
+    frane_out = args.frane_out or args.out.with_name(args.out.name + "_frane")
+    return {"ensemble": args.out, "frane": frane_out}
 
-    records = run_cells(make_cells(args, datasets), script=__file__, **run_options(args))
-    metric, _, top_k = VARIANTS[args.variant]
-    table, curves = summarise(records, top_k)
+
+def write_variant(args, variant, out, records, datasets, skipped, command) -> dict:
+    """The tables, rank statistics and summary of one variant in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    metric, _, top_k = VARIANTS[variant]
+    table, curves = summarise(records, variant)
     table = table.reindex([d.name for d in datasets])
     stem = f"{metric}_at_{top_k}"
     write_table(table, out, stem)
@@ -209,15 +244,50 @@ def main(argv: list[str] | None = None) -> dict:
     info = compare_methods(
         table, higher_is_better=False, out_dir=out, title=f"{metric.upper()}@{top_k}"
     )
-    command = "python benchmarks/unsupervised_protocol.py " + " ".join(
-        sys.argv[1:] if argv is None else argv
-    )
-    write_summary(args, out, table, status, info, skipped, command)
+    write_summary(args, variant, out, table, status, info, skipped, command)
     (out / "run.json").write_text(
         json.dumps({"command": command, "versions": versions(), "skipped": skipped}, indent=2)
     )
     print(f"\n{stem} ({out}):\n{to_markdown(table)}\n\n{stats_markdown(info)}")
     return {"table": table, "curves": curves, "status": status, "stats": info}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--variant",
+        choices=[*sorted(VARIANTS), "both"],
+        default="ensemble",
+        help="tables to write; every cell computes both variants from the same rankings",
+    )
+    parser.add_argument("--datasets", nargs="+", help="names (default: every one present)")
+    parser.add_argument("--smallest", type=int, help="only the N smallest (n_samples*n_features)")
+    parser.add_argument("--rankers", nargs="+", help="default: every unsupervised ranker")
+    parser.add_argument("--folds", type=int, default=10)
+    parser.add_argument("--n-random", type=int, default=10, help="random rankings per fold")
+    parser.add_argument("--set", action="append", help="RANKER.PARAM=VALUE (JSON value)")
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/unsupervised"))
+    parser.add_argument(
+        "--frane-out", type=Path, help="with --variant both: the frane tables (default OUT_frane)"
+    )
+    add_run_arguments(parser, budget=3600.0)
+    args = parser.parse_args(argv)
+    args.rankers = [r for r in (args.rankers or unsupervised_rankers()) if r != "random"]
+    datasets, skipped = select_datasets(*list_datasets(args.data_dir), args.datasets, args.smallest)
+    if not datasets:
+        raise SystemExit(f"no data sets found in {args.data_dir}")
+
+    records = run_cells(make_cells(args, datasets), script=__file__, **run_options(args))
+    command = "python benchmarks/unsupervised_protocol.py " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
+    results = {
+        variant: write_variant(args, variant, out, records, datasets, skipped, command)
+        for variant, out in output_dirs(args).items()
+    }
+    # the first variant's tables at the top level, as with one variant
+    return next(iter(results.values())) | {"variants": results}
 
 
 if __name__ == "__main__":

@@ -160,6 +160,9 @@ _LOG = logging.getLogger("aggregation.flower")
 #: the one message a site answers (Flower's "query" category, action "rank")
 MESSAGE_TYPE = "query.rank"
 
+#: the sender id of the replies the SuperLink makes itself (flwr.common.constant)
+_SUPERLINK_NODE_ID = 1
+
 #: what the server records for a site whose error text is not one of the fixed messages
 _WITHHELD = (
     "InvalidReply: the site's error message is not one of moweights' fixed messages, so it "
@@ -296,9 +299,12 @@ def _flower_error(code: int) -> str:
     )
 
 
-def _read_reply(reply: Any) -> tuple[str, Ranking | None, str | None]:
-    """(site, ranking, error) from one reply; only strings and numeric arrays are read."""
-    node = f"node-{reply.metadata.src_node_id}"
+def _read_reply(reply: Any, node_id: int | None = None) -> tuple[str, Ranking | None, str | None]:
+    """(site, ranking, error) from one reply; only strings and numeric arrays are read.
+
+    ``node_id`` is the node the reply speaks for, when not its sender (the SuperLink answers
+    for a node that stopped sending heartbeats)."""
+    node = f"node-{reply.metadata.src_node_id if node_id is None else node_id}"
     if reply.has_error():  # Flower's own error: the ClientApp crashed or could not load
         return node, None, _flower_error(int(reply.error.code))
     site = node
@@ -318,20 +324,37 @@ def _read_reply(reply: Any) -> tuple[str, Ranking | None, str | None]:
     return site, ranking, None
 
 
-def _collect(replies: Iterable[Any], nodes: list[int], cfg: Mapping[str, Any]) -> dict[str, Any]:
-    """Per-site rankings (in the configured site order, then by name) and failures."""
+def _collect(
+    replies: Iterable[Any],
+    nodes: list[int],
+    cfg: Mapping[str, Any],
+    sent: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
+    """Per-site rankings (in the configured site order, then by name) and failures.
+
+    ``sent`` maps the id of each message sent to its node: a reply the SuperLink made for a
+    node it lost (Flower's NODE_UNAVAILABLE, sent from the SuperLink's own id) is that
+    node's. Such a reply names no site; when the listed sites without an answer are exactly
+    that many, and no node stayed silent, they are those nodes' sites and get the error.
+    """
     got: dict[str, Ranking] = {}
     failed: dict[str, str] = {}
     claims: dict[str, list[int]] = {}
+    unnamed: dict[str, str] = {}  # node-<id> -> Flower's error, for a reply naming no site
     for reply in replies:
-        site, ranking, error = _read_reply(reply)
-        claims.setdefault(site, []).append(reply.metadata.src_node_id)
+        src = reply.metadata.src_node_id
+        if src == _SUPERLINK_NODE_ID and reply.has_error() and sent:
+            src = sent.get(reply.metadata.reply_to_message_id, src)
+        site, ranking, error = _read_reply(reply, src)
+        claims.setdefault(site, []).append(src)
         if ranking is None:
             failed[site] = str(error)
+            if reply.has_error():
+                unnamed[site] = str(error)
         else:
             got[site] = ranking
     listed = cfg["site-list"]
-    for site in [s for s in claims if listed and s not in listed]:  # the site refused too
+    for site in [s for s in claims if listed and s not in listed and s not in unnamed]:
         got.pop(site, None)
         failed[site] = (
             "InvalidReply: not one of this run's sites (its --node-config site=...); "
@@ -344,6 +367,13 @@ def _collect(replies: Iterable[Any], nodes: list[int], cfg: Mapping[str, Any]) -
             failed[site] = f"InvalidReply: {len(ids)} nodes answered as this site: {sorted(ids)}"
     silent = [n for n in nodes if n not in answered]
     missing = [s for s in listed if s not in got and s not in failed]
+    same = len(set(unnamed.values())) == 1
+    if missing and not silent and len(unnamed) == len(missing) and same:
+        for node in unnamed:  # exactly the missing sites' nodes, all with one error
+            error = failed.pop(node)
+        for s in missing:
+            failed[s] = error
+        missing = []
     for s in missing:  # whether its node never connected or did not answer in time
         failed[s] = f"TimeoutError: no reply within reply-timeout={cfg['reply-timeout']} s"
     if len(silent) > len(missing):  # silent nodes that no listed site accounts for
@@ -365,9 +395,11 @@ def _server_main(grid: Any, context: Any) -> None:
     log(logging.INFO, "moweights: asking %d site(s) to rank with %r", len(nodes), cfg["ranker"])
     content = RecordDict({"request": _request(cfg)})
     messages = [Message(content, dst_node_id=n, message_type=MESSAGE_TYPE) for n in nodes]
-    found = _collect(
-        grid.send_and_receive(messages, timeout=float(cfg["reply-timeout"])), nodes, cfg
-    )
+    replies = grid.send_and_receive(messages, timeout=float(cfg["reply-timeout"]))
+    # sending gave every message its id: a reply the SuperLink makes for a lost node says it
+    sent = {m.metadata.message_id: m.metadata.dst_node_id for m in messages}
+    sent.pop("", None)  # a Grid that sets no ids (a stand-in) leaves them empty
+    found = _collect(replies, nodes, cfg, sent)
     try:
         _check_features(found, cfg)
     except FeatureMismatchError as exc:  # keep what the sites sent, then stop

@@ -53,6 +53,7 @@ class LocalDeployment:
         self.workdir = Path(workdir).resolve()
         self.startup_timeout = float(startup_timeout)
         self.processes: list[subprocess.Popen] = []
+        self.site_processes: dict[str, subprocess.Popen] = {}  # each site's SuperNode
         self.bin = Path(sys.executable).parent
         self.env = {
             **os.environ,
@@ -107,6 +108,7 @@ class LocalDeployment:
             conf.write_text(toml_values({"site": site, **node_config}), encoding="utf-8")
             link = ["--superlink", self.address, "--node-config", str(conf)]
             self._spawn(f"supernode-{site}", ["flower-supernode", *local, str(_free_port()), *link])
+            self.site_processes[site] = self.processes[-1]
         home = self.workdir / "flwr-home" / "config.toml"
         home.write_text(
             f'[superlink]\ndefault = "{self.connection}"\n\n[superlink.{self.connection}]\n'
@@ -148,6 +150,14 @@ class LocalDeployment:
             )
         return read_result(result.parent)
 
+    def kill_site(self, site: str) -> None:
+        """Kill ``site``'s SuperNode at once (SIGKILL to its process group), as a site whose
+        machine goes down: whatever it was ranking never reaches the SuperLink."""
+        proc = self.site_processes[site]
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
     def stop(self) -> None:
         """Terminate every process started here (SIGTERM, then SIGKILL after 10 s)."""
         for proc in self.processes:
@@ -161,6 +171,7 @@ class LocalDeployment:
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         self.processes.clear()
+        self.site_processes.clear()
         # Flower detaches its SuperExecs into sessions of their own; they exit when their
         # parent does, and this sweep ends any that lingers (found by this FLWR_HOME).
         for pid in self.leftover_pids():

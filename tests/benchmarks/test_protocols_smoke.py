@@ -119,6 +119,59 @@ def test_unsupervised_protocol_end_to_end_and_cache(data, tmp_path):
     pd.testing.assert_frame_equal(first["table"], second["table"])
 
 
+def test_both_variants_come_from_one_set_of_rankings_and_share_the_cache(data, tmp_path):
+    script = _script("unsupervised_protocol")
+    out = tmp_path / "out"
+    argv = [*_common(data, tmp_path), "--rankers", "laplacian", "--out", str(out)]
+    both = script.main([*argv, "--variant", "both"])
+    names, loaded = data[1], data[2]
+    frane_out = tmp_path / "out_frane"
+    assert (out / "mse_at_16.csv").is_file() and (frane_out / "rmae_at_16.csv").is_file()
+
+    # each variant's numbers are the shared scorer's, called on its own (refitting per fold)
+    X = loaded[names[0]][0]
+    for variant, metric, k in (("ensemble", "mse", 1), ("frane", "rmae", 5)):
+        direct = topk_curve(
+            "laplacian", X, ks=[16], metric=metric, n_neighbors=k, cv=2, random_state=0
+        )
+        got = both["variants"][variant]["table"].loc[names[0], "laplacian"]
+        assert got == pytest.approx(direct["mean"].iloc[0], rel=1e-12)
+        direct = topk_curve(
+            "random", X, ks=[16], metric=metric, n_neighbors=k, cv=2, random_state=0
+        )
+        got = both["variants"][variant]["table"].loc[names[0], "random"]
+        assert got == pytest.approx(direct["mean"].iloc[0], rel=1e-12)
+
+    # one cell per (data set, ranker) holds both variants: a frane-only run computes nothing
+    frane = script.main([*argv, "--variant", "frane", "--out", str(tmp_path / "again")])
+    assert frane["status"]["cached"].all() and len(frane["status"]) == 4
+    pd.testing.assert_frame_equal(frane["table"], both["variants"]["frane"]["table"])
+
+
+def test_a_cell_fits_each_ranker_once_per_fold(data, monkeypatch):
+    import rankers
+
+    script = _script("unsupervised_protocol")
+    folder, names, _ = data
+    proto = _script("_protocol")
+    (d,) = [x for x in proto.list_datasets(folder)[0] if x.name == names[0]]
+    cls = rankers.get_class("variance")
+    fits = []
+    real_fit = cls.fit
+
+    def counting_fit(self, X, y=None):
+        fits.append(X.shape)
+        return real_fit(self, X, y)
+
+    monkeypatch.setattr(cls, "fit", counting_fit)
+    monkeypatch.setattr(script, "_RANKINGS", {})
+    settings = {"variants": script.VARIANTS, "folds": 3, "seed": 0, "n_random": 2, "params": {}}
+    result = script.compute_cell({"settings": settings, "path": d.path, "ranker": "variance"})
+    assert set(result) == {"ensemble", "frane"}
+    assert len(fits) == 3  # not 3 per variant
+    assert result["ensemble"]["value"] != result["frane"]["value"]
+
+
 def test_cell_over_budget_is_recorded_as_timeout(data, proto, tmp_path):
     script = _script("unsupervised_protocol")
     out = tmp_path / "out"
