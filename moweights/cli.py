@@ -338,7 +338,7 @@ def markdown_table(table) -> str:
 
 def _init(args, verbosity: int) -> int:
     from moweights.config import load_config
-    from moweights.schema import example_config
+    from moweights.config.export import example_config
 
     path = Path(args.path)
     if path.exists() and not args.force:
@@ -387,7 +387,7 @@ def _report(args, verbosity: int) -> int:
 
 
 def _schema(args, verbosity: int) -> int:
-    from moweights.schema import json_schema, markdown, ranker_params_schemas
+    from moweights.config.export import json_schema, markdown, ranker_params_schemas
 
     if args.format == "markdown":
         text = markdown()
