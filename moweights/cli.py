@@ -365,7 +365,7 @@ def _write(path: Path, text: str) -> None:
 
 
 def _report(args, verbosity: int) -> int:
-    from moweights.lock import RunLock
+    from moweights.pipeline.lock import RunLock
     from moweights.render import render
     from moweights.report import summary_text
 
