@@ -276,8 +276,8 @@ def _validate(args, verbosity: int) -> int:
 
 
 def _run(args, verbosity: int) -> int:
+    from moweights.output.folder import summary_text
     from moweights.pipeline import run
-    from moweights.report import summary_text
 
     extra = [f"run.verbose={verbosity}"]
     if args.output:
@@ -365,9 +365,9 @@ def _write(path: Path, text: str) -> None:
 
 
 def _report(args, verbosity: int) -> int:
+    from moweights.output.folder import summary_text
+    from moweights.output.report import render
     from moweights.pipeline.lock import RunLock
-    from moweights.render import render
-    from moweights.report import summary_text
 
     folder = Path(args.folder)
     if not (folder / "summary.json").is_file():

@@ -451,7 +451,7 @@ class StepCache:
     @staticmethod
     def store(path: Path, key: str, what: str, value: Any) -> bool:
         """Write one entry atomically; a value the cache cannot hold is left out, with a warning."""
-        from moweights.report import atomic_write
+        from moweights.output.files import atomic_write
 
         try:
             node, arrays = encode(value)

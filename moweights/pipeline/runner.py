@@ -21,6 +21,8 @@ from pathlib import Path
 from joblib import parallel_config
 
 from moweights.config import RunConfig
+from moweights.output.files import make_output_dir
+from moweights.output.folder import RunFolder
 from moweights.pipeline.cache import StepCache
 from moweights.pipeline.data import load_units
 from moweights.pipeline.evaluate import evaluate
@@ -28,7 +30,6 @@ from moweights.pipeline.lock import RunLock
 from moweights.pipeline.progress import Progress
 from moweights.pipeline.result import RunResult
 from moweights.pipeline.steps import aggregate, rank
-from moweights.report import RunFolder, make_output_dir
 from rankers.validation import check_n_jobs
 
 __all__ = ["run"]
