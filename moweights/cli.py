@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from rankers.exceptions import (
+from moweights.errors import (
     ConfigError,
     DataFileError,
     MoweightsError,

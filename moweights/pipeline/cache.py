@@ -46,6 +46,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from moweights.errors import CacheFormatError, CacheWarning
+
 __all__ = ["CacheWarning", "StepCache", "code_fingerprint", "decode", "encode"]
 
 log = logging.getLogger("moweights")
@@ -58,14 +60,6 @@ PACKAGES = ("rankers", "aggregation", "moweights")
 LIBRARIES = ("numpy", "scipy", "scikit-learn", "pandas", "pymoo")
 _HEADER = "__header__"
 _ARRAY_KINDS = "biufU"  # booleans, integers, floats, unicode strings: never objects
-
-
-class CacheWarning(UserWarning):
-    """A cache entry was unusable (and its step recomputed), or a result could not be kept."""
-
-
-class CacheFormatError(ValueError):
-    """A value the cache cannot hold, or an entry that does not decode."""
 
 
 # ------------------------------------------------------------------ fingerprints

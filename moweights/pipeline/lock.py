@@ -26,15 +26,11 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from rankers.exceptions import OutputFolderError, RunLockedError
+from moweights.errors import OutputFolderError, RunLockedError, StaleLockWarning
 
 __all__ = ["LOCK_NAME", "RunLock", "StaleLockWarning"]
 
 LOCK_NAME = ".moweights.lock"
-
-
-class StaleLockWarning(UserWarning):
-    """The lock of a run that no longer exists was taken over."""
 
 
 def _now() -> str:
