@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from moweights.about import __version__ as __version__
 from rankers._lazy import attach
 
 if TYPE_CHECKING:
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from moweights.weighting import MOWeighting
 
 __all__ = ["MOWeighting", "datasets", "load_config", "parse_config", "run"]
-__version__ = "0.1.0"
 
 __getattr__, __dir__ = attach(
     __name__,

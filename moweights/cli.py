@@ -71,7 +71,7 @@ def _common(*, top: bool) -> argparse.ArgumentParser:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from moweights import __version__
+    from moweights.about import __version__
 
     common = _common(top=False)
     parser = argparse.ArgumentParser(

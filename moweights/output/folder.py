@@ -209,7 +209,7 @@ class RunFolder:
         self.files[name] = hashlib.sha256(data).hexdigest()
 
     def _manifest(self, status: str, message: str | None = None) -> None:
-        from moweights import __version__
+        from moweights.about import __version__
 
         manifest = {
             "status": status,
