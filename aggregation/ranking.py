@@ -17,9 +17,6 @@ from rankers.validation import check_k
 
 __all__ = ["AnyRanking", "GenericRanking", "Ranking", "natural_key", "rank_vector"]
 
-# kept for moweights.pipeline until it imports natural_key (the public name)
-_natural_key = natural_key
-
 
 def _default_names(n: int) -> tuple[str, ...]:
     return tuple(f"x{i}" for i in range(n))

@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from rankers.exceptions import (
+from moweights.errors import (
     ConfigError,
     DataFileError,
     MoweightsError,
@@ -71,7 +71,7 @@ def _common(*, top: bool) -> argparse.ArgumentParser:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from moweights import __version__
+    from moweights.about import __version__
 
     common = _common(top=False)
     parser = argparse.ArgumentParser(
@@ -276,8 +276,8 @@ def _validate(args, verbosity: int) -> int:
 
 
 def _run(args, verbosity: int) -> int:
+    from moweights.output.folder import summary_text
     from moweights.pipeline import run
-    from moweights.report import summary_text
 
     extra = [f"run.verbose={verbosity}"]
     if args.output:
@@ -338,7 +338,7 @@ def markdown_table(table) -> str:
 
 def _init(args, verbosity: int) -> int:
     from moweights.config import load_config
-    from moweights.schema import example_config
+    from moweights.config.export import example_config
 
     path = Path(args.path)
     if path.exists() and not args.force:
@@ -365,9 +365,9 @@ def _write(path: Path, text: str) -> None:
 
 
 def _report(args, verbosity: int) -> int:
-    from moweights.lock import RunLock
-    from moweights.render import render
-    from moweights.report import summary_text
+    from moweights.output.folder import summary_text
+    from moweights.output.report import render
+    from moweights.pipeline.lock import RunLock
 
     folder = Path(args.folder)
     if not (folder / "summary.json").is_file():
@@ -387,7 +387,7 @@ def _report(args, verbosity: int) -> int:
 
 
 def _schema(args, verbosity: int) -> int:
-    from moweights.schema import json_schema, markdown, ranker_params_schemas
+    from moweights.config.export import json_schema, markdown, ranker_params_schemas
 
     if args.format == "markdown":
         text = markdown()

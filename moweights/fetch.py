@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rankers.exceptions import InvalidParameterError, MoweightsError
+from moweights.errors import DataFetchError, InvalidParameterError
 
 __all__ = [
     "PMLB",
@@ -97,10 +97,6 @@ PMLB: dict[str, tuple[str, int, int, int]] = {
 }  # fmt: skip
 
 _TIMEOUT = 60  # seconds without an answer before a download is given up
-
-
-class DataFetchError(MoweightsError, OSError):
-    """A data set could not be fetched: offline, a bad checksum, an unknown name."""
 
 
 def get_data_home(path=None) -> Path:

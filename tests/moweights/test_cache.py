@@ -180,7 +180,7 @@ def test_site_runs_from_the_cache_equal_fresh_ones(tmp_path):
 
 
 def test_edited_code_invalidates_the_cache(first, tmp_path, monkeypatch):
-    from moweights import cache
+    from moweights.pipeline import cache
 
     package = tmp_path / "src" / "fake_ranker_code"
     package.mkdir(parents=True)

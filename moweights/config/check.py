@@ -1,277 +1,133 @@
-"""Reading and validating a run configuration (TOML, or the JSON a run writes back).
+"""Checking a configuration, reporting every problem at once.
 
-The keys, their types and defaults are defined once in :mod:`moweights.schema`; this
-module adds the checks that need the ranker registry or the file system, and reports
-every problem at once, each naming the file and the key and what would be valid.
-
-Example
--------
-.. code-block:: toml
-
-    [data]
-    builtin = "wine"            # or: path = "data.csv" and target = "label"
-
-    [[rankers]]
-    name = "laplacian"
-    params = { n_neighbors = 5 }
-
-    [aggregation]
-    methods = ["mean_rank", "generic"]
-
-    [evaluation.topk]
-    metric = "mse"
-
-    [run]
-    random_state = 0
-
-``moweights schema`` writes the full JSON Schema; ``moweights init`` a commented example.
+Two passes: the type check against :data:`~moweights.config.schema.SCHEMA` (:func:`check`:
+unknown keys, bad values, defaults filled in), then the checks that need the ranker
+registry or the file system (:func:`parse_config`: ranker names and parameters, data
+files and their columns, targets, labels). Each problem names the file and the key and
+says what would be valid.
 """
 
 from __future__ import annotations
 
-import copy
-import json
-import sys
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import rankers
-from moweights import schema
+from moweights.config.schema import SCHEMA, Key, Section
+from moweights.config.settings import RankerSpec, RunConfig, Settings
 from rankers.exceptions import ConfigError, MoweightsError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+__all__ = ["Problems", "check", "parse_config"]
 
-__all__ = [
-    "AGGREGATIONS",
-    "RankerSpec",
-    "RunConfig",
-    "Settings",
-    "apply_overrides",
-    "load_config",
-    "parse_config",
-]
-
-AGGREGATIONS = schema.AGGREGATIONS
 _TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".parquet")
 
 
-class Settings(Mapping):
-    """A validated config section: read-only, keys as attributes (``cfg.run.n_jobs``)."""
+class Problems:
+    """Problems found in one config, each with the file and the key."""
 
-    def __init__(self, values: Mapping[str, Any]):
-        self._values = dict(values)
+    def __init__(self, source: str):
+        self.source = source
+        self.items: list[str] = []
 
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self.__dict__["_values"][name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def __getitem__(self, key: str) -> Any:
-        return self._values[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._values)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-    def __repr__(self) -> str:
-        return f"Settings({self._values!r})"
-
-    def to_dict(self) -> dict:
-        """Plain nested dict without unset (None) values, as a config file holds it."""
-        out = {}
-        for key, value in self._values.items():
-            if isinstance(value, Settings):
-                value = value.to_dict()
-            elif isinstance(value, Path):
-                value = str(value)
-            elif isinstance(value, tuple):
-                value = list(value)
-            if value is not None:
-                out[key] = value
-        return out
+    def add(self, where: str, message: str) -> None:
+        self.items.append(f"{self.source}: {where}: {message}" if where else message)
 
 
-def _settings(section: schema.Section, values: dict) -> Settings:
-    values = dict(values)
-    for sub in section.sections:
-        values[sub.name] = _settings(sub, values[sub.name])
-    return Settings(values)
+def _where(path: str, key: str | None = None) -> str:
+    return f"{path}.{key}" if key and path else (key or path)
 
 
-@dataclass(frozen=True)
-class RankerSpec:
-    """One ranker of a run: registry name, parameters and the label used in outputs."""
+def _unknown(problems: Problems, where: str, given, allowed) -> None:
+    import difflib
 
-    name: str
-    params: dict[str, Any] = field(default_factory=dict)
-    label: str = ""
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """A validated run configuration; sections as :class:`Settings`.
-
-    ``data`` holds the single data set (``path`` resolved against the config's folder);
-    ``sites`` the sites of a federated run (from ``[[sites]]``; empty otherwise — a
-    ``[data].site_column`` run finds its sites in the data).
-    """
-
-    data: Settings
-    sites: tuple[Settings, ...]
-    rankers: tuple[RankerSpec, ...]
-    aggregation: Settings
-    evaluation: Settings
-    output: Settings
-    run: Settings
-    source: str = "<config>"
-
-    @property
-    def is_site_run(self) -> bool:
-        """Whether rankings are made per site (``[[sites]]`` or ``[data].site_column``)."""
-        return bool(self.sites) or self.data.site_column is not None
-
-    @property
-    def random_state(self) -> int:
-        return self.run.random_state
-
-    @property
-    def n_jobs(self) -> int | None:
-        return self.run.n_jobs
-
-    @property
-    def output_dir(self) -> Path:
-        return Path(self.output.dir)
-
-    def describe_data(self) -> str:
-        """A short name of the data (for titles and summaries)."""
-        if self.sites:
-            return f"{len(self.sites)} sites: " + ", ".join(s.name for s in self.sites)
-        name = self.data.builtin or Path(self.data.path).name
-        return f"{name} by {self.data.site_column}" if self.data.site_column else name
-
-    def to_dict(self) -> dict:
-        """The resolved configuration (defaults filled, paths absolute) as plain data.
-
-        ``parse_config(config.to_dict())`` gives the same configuration back.
-        """
-        out = {"data": self.data.to_dict()} if not self.sites else {}
-        if self.sites:
-            out["sites"] = [s.to_dict() for s in self.sites]
-        out["rankers"] = [
-            {"name": r.name, "label": r.label, "params": _plain(r.params)} for r in self.rankers
-        ]
-        for name in ("aggregation", "evaluation", "output", "run"):
-            out[name] = getattr(self, name).to_dict()
-        return out
+    for key in sorted(set(given) - set(allowed), key=str):
+        close = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        problems.add(
+            _where(where, str(key)), f"unknown key{hint} (valid: {', '.join(sorted(allowed))})"
+        )
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
+def _hint(key: Key, value: Any) -> str:
+    import difflib
+
+    choices = [str(c) for t in key.types for c in t.choices]
+    close = difflib.get_close_matches(value, choices, n=1) if isinstance(value, str) else []
+    return (f"did you mean {close[0]!r}? " if close else "") + f"expected {key.describe()}"
 
 
-def _read(path: Path) -> dict:
-    kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
-    if path.is_dir():
-        raise ConfigError([f"{path}: is a folder, not a config file"], path=path)
-    if not path.is_file():
-        raise ConfigError([f"{path}: config file not found"], path=path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        why = exc.strerror or type(exc).__name__
-        raise ConfigError([f"{path}: cannot read the config file: {why}"], path=path) from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            [f"{path}: not a {kind} text file (undecodable byte at position {exc.start})"],
-            path=path,
-        ) from None
-    try:
-        return json.loads(text) if kind == "JSON" else tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-        message = " ".join(str(exc).split())
-        raise ConfigError([f"{path}: not valid {kind}: {message}"], path=path) from None
-
-
-def load_config(path, overrides: Sequence[str] = ()) -> RunConfig:
-    """Read and validate a run configuration file (TOML; JSON as a run writes it back).
-
-    Relative data paths are resolved against the config file's folder; the output
-    folder is relative to the working directory.
-
-    Parameters
-    ----------
-    path : str or Path
-    overrides : sequence of str
-        ``"section.key=value"`` settings applied before validation (see
-        :func:`apply_overrides`).
-
-    Raises
-    ------
-    ConfigError
-        Listing every problem, each with the file and the key.
-    """
-    path = Path(path)
-    raw = apply_overrides(_read(path), overrides, source=str(path))
-    return parse_config(raw, source=str(path), base_dir=path.parent)
-
-
-def apply_overrides(raw: dict, overrides: Sequence[str], source: str = "<config>") -> dict:
-    """A copy of ``raw`` with ``"dotted.key=value"`` settings applied.
-
-    The key walks tables by name and arrays by index (``rankers.0.params.n_gen=5``);
-    the value is read as a TOML value (``3``, ``true``, ``[1, 2]``, ``"text"``) and
-    otherwise kept as a plain string (``data.builtin=wine``).
-    """
-    raw = copy.deepcopy(raw)
-    problems = []
-    for item in overrides:
-        key, sep, text = item.partition("=")
-        parts = key.strip().split(".")
-        if not sep or not all(parts):
-            problems.append(f"--set {item!r}: write KEY=VALUE, e.g. evaluation.cv=5")
+def _check_table(section: Section, table: dict, label: str, problems: Problems) -> dict:
+    """Type-check one table of ``section``; defaults fill what is missing."""
+    names = [k.name for k in section.keys] + [s.name for s in section.sections]
+    _unknown(problems, label, table, names)
+    out: dict[str, Any] = {}
+    for key in section.keys:
+        if key.name not in table:
+            if key.required:
+                problems.add(_where(label, key.name), f"missing; give {key.describe()}")
+            out[key.name] = key.default if key.has_default else None
             continue
-        try:
-            value = tomllib.loads(f"v = {text.strip()}")["v"]
-        except tomllib.TOMLDecodeError:
-            value = text.strip()
-        node: Any = raw
-        try:
-            for i, part in enumerate(parts[:-1]):
-                if isinstance(node, list):
-                    node = node[int(part)]
-                else:
-                    nxt = parts[i + 1]
-                    node = node.setdefault(part, [] if nxt.isdigit() else {})
-            if isinstance(node, list):
-                node[int(parts[-1])] = value
-            else:
-                node[parts[-1]] = value
-        except (ValueError, IndexError, TypeError, AttributeError):
-            problems.append(f"--set {item!r}: {key} does not name a key of {source}")
-    if problems:
-        raise ConfigError(problems, path=source)
-    return raw
+        value = table[key.name]
+        if not any(t.accepts(value) for t in key.types):
+            problems.add(_where(label, key.name), f"invalid value {value!r}; {_hint(key, value)}")
+            value = key.default if key.has_default else None
+        out[key.name] = value
+    given = [k for k in section.exclusive if k in table]
+    if len(given) > 1:
+        problems.add(label, f"give one of {' and '.join(given)}, not both")
+    if section.one_of and sum(k in table for k in section.one_of) != 1:
+        problems.add(label, f"give exactly one of {', '.join(section.one_of)}")
+    for sub in section.sections:
+        out[sub.name] = _check_section(
+            sub, table.get(sub.name), f"{label[:-1]}.{sub.name}]", problems
+        )
+    return out
+
+
+def _check_section(section: Section, value: Any, label: str, problems: Problems):
+    if section.array:
+        if value is None:
+            if section.required:
+                problems.add(label, f"missing: add at least one {label} block")
+            return None
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            problems.add(label, f"must be an array of tables ({label} blocks)")
+            return None
+        if not value and section.required:
+            problems.add(label, f"empty: add at least one {label} block")
+        return [_check_table(section, v, f"{label}[{i}]", problems) for i, v in enumerate(value)]
+    if value is None:
+        return _check_table(section, {}, label, Problems(problems.source))
+    if not isinstance(value, dict):
+        problems.add(label, "must be a table")
+        value = {}
+    return _check_table(section, value, label, problems)
+
+
+def check(raw: Any, problems: Problems) -> dict:
+    """Type-check a parsed config against :data:`SCHEMA`, collecting every problem.
+
+    Returns the config with defaults filled in: every section present (arrays as a
+    list or None), every key present (None when it has no default and was not given).
+    """
+    if not isinstance(raw, dict):
+        problems.add("", "a config must be a table of sections")
+        raw = {}
+    _unknown(problems, "", raw, [s.name for s in SCHEMA.sections])
+    out = {}
+    for section in SCHEMA.sections:
+        label = f"[[{section.name}]]" if section.array else f"[{section.name}]"
+        out[section.name] = _check_section(section, raw.get(section.name), label, problems)
+    return out
 
 
 def parse_config(raw: dict, source: str = "<config>", base_dir=None) -> RunConfig:
     """Validate a configuration given as a dict (the parsed TOML); see :func:`load_config`."""
-    p = schema.Problems(source)
+    p = Problems(source)
     base_dir = Path(base_dir) if base_dir is not None else Path.cwd()
-    values = schema.check(raw, p)
-    sections = {s.name: s for s in schema.SCHEMA.sections}
+    values = check(raw, p)
+    sections = {s.name: s for s in SCHEMA.sections}
     given = raw.get("data") if isinstance(raw, dict) and isinstance(raw.get("data"), dict) else {}
     data = _check_data(p, values["data"], values["sites"], base_dir, given)
     sites = _check_sites(p, values["sites"] or [], data, base_dir)
@@ -287,7 +143,7 @@ def parse_config(raw: dict, source: str = "<config>", base_dir=None) -> RunConfi
         sites=tuple(Settings(s) for s in sites),
         rankers=tuple(specs),
         aggregation=Settings(agg),
-        evaluation=_settings(sections["evaluation"], values["evaluation"]),
+        evaluation=Settings.from_section(sections["evaluation"], values["evaluation"]),
         output=Settings(values["output"]),
         run=Settings(values["run"]),
         source=source,
@@ -428,15 +284,9 @@ def _check_rankers(p, entries: list[dict], data: dict, sites: list[dict]) -> lis
         except MoweightsError as exc:
             p.add(f"{where}.params", str(exc) or f"invalid parameters {params!r}")
             continue
-        needs_y = getattr(est, "requires_y", False)
-        if getattr(est, "name", None) == "mo_weighting":
-            from moweights.weighting import parse_objectives
-
-            try:  # a bad objective would otherwise surface only when the ranker is fitted
-                parse_objectives(est.objectives)
-                needs_y = est._needs_labels()
-            except MoweightsError as exc:
-                p.add(f"{where}.params.objectives", str(exc))
+        # what the ranker needs comes from its tags (they may depend on its parameters:
+        # the NSGA-II weighting with only the entropy criterion needs no target)
+        needs_y = rankers.ranker_tags(est).requires_y
         if needs_y and has_target is False:
             p.add(
                 f"{where}.name",

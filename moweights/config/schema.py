@@ -1,0 +1,333 @@
+"""The config file's schema, written once as data: its sections, keys, types and defaults.
+
+Everything else derives from :data:`SCHEMA`: the type check of a config
+(:mod:`moweights.config.check`) and the JSON Schema, the Markdown reference and the
+commented example (:mod:`moweights.config.export`), so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from aggregation.combine import METHODS
+from aggregation.compare import MEASURES
+from aggregation.evaluation.error_curves import WEIGHTINGS
+from aggregation.evaluation.topk import METRICS
+from moweights.datasets import DATASETS
+
+__all__ = [
+    "AGGREGATIONS",
+    "AUTO",
+    "BACKENDS",
+    "BOOLEAN",
+    "SCHEMA",
+    "STRING",
+    "SWITCH",
+    "Array",
+    "Integer",
+    "K",
+    "Key",
+    "Number",
+    "Section",
+    "String",
+    "Table",
+    "Type",
+]
+
+#: the combination methods a config may ask for: aggregation's own table of them
+AGGREGATIONS = tuple(METHODS)
+BACKENDS = ("loky", "threading", "multiprocessing", "dask")
+AUTO = "auto"
+
+
+@dataclass(frozen=True)
+class Type:
+    """One kind of value a key accepts (a key may accept several)."""
+
+    kind: str  # string | integer | number | boolean | array | table
+    choices: tuple = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    exclude: tuple = ()
+    items: Type | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    values: Type | None = None  # a table with free keys: the type of its values
+
+    def accepts(self, value: Any) -> bool:
+        kind = self.kind
+        if kind == "boolean":
+            return isinstance(value, bool)
+        if isinstance(value, bool):
+            return False
+        if kind == "string":
+            return isinstance(value, str) and (not self.choices or value in self.choices)
+        if kind in ("integer", "number"):
+            numeric = int if kind == "integer" else (int, float)
+            if not isinstance(value, numeric) or not math.isfinite(value):
+                return False
+            return (
+                (self.minimum is None or value >= self.minimum)
+                and (self.maximum is None or value <= self.maximum)
+                and value not in self.exclude
+            )
+        if kind == "array":
+            return (
+                isinstance(value, list)
+                and (self.min_items is None or len(value) >= self.min_items)
+                and (self.max_items is None or len(value) <= self.max_items)
+                and (self.items is None or all(self.items.accepts(v) for v in value))
+            )
+        if kind == "table":
+            return isinstance(value, dict) and (
+                self.values is None or all(self.values.accepts(v) for v in value.values())
+            )
+        raise ValueError(f"unknown kind {kind!r}")  # a defect of SCHEMA itself
+
+    def describe(self) -> str:
+        if self.choices:
+            if len(self.choices) == 1:
+                return repr(self.choices[0])
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.kind in ("integer", "number"):
+            text = "an integer" if self.kind == "integer" else "a number"
+            bounds = []
+            if self.minimum is not None:
+                bounds.append(f">= {self.minimum:g}")
+            if self.maximum is not None:
+                bounds.append(f"<= {self.maximum:g}")
+            bounds += [f"other than {v!r}" for v in self.exclude]
+            return f"{text} {' and '.join(bounds)}".strip()
+        if self.kind == "array":
+            items = self.items
+            if items is None:
+                of = ""
+            elif items.choices:
+                of = " of values among " + ", ".join(repr(c) for c in items.choices)
+            else:
+                of = " of " + _plural(items.describe())
+            if self.min_items is not None and self.min_items == self.max_items:
+                return f"a list of {self.min_items}{of.removeprefix(' of')}"
+            return f"a {'non-empty ' if self.min_items else ''}list{of}"
+        if self.kind == "table":
+            of = f" whose values are {_plural(self.values.describe())}" if self.values else ""
+            return "a table" + of
+        return {"string": "a string", "boolean": "true or false"}[self.kind]
+
+    def json(self) -> dict:
+        if self.kind == "string":
+            return {"enum": list(self.choices)} if self.choices else {"type": "string"}
+        out: dict[str, Any] = {"type": "object" if self.kind == "table" else self.kind}
+        if self.minimum is not None:
+            out["minimum"] = self.minimum
+        if self.maximum is not None:
+            out["maximum"] = self.maximum
+        if self.exclude:
+            out["not"] = {"enum": list(self.exclude)}
+        if self.items is not None:
+            out["items"] = self.items.json()
+        if self.min_items is not None:
+            out["minItems"] = self.min_items
+        if self.max_items is not None:
+            out["maxItems"] = self.max_items
+        if self.values is not None:
+            out["additionalProperties"] = self.values.json()
+        return out
+
+
+def _plural(text: str) -> str:
+    for one, many in (
+        ("an integer", "integers"),
+        ("a number", "numbers"),
+        ("a string", "strings"),
+        ("a table", "tables"),
+        ("a list", "lists"),
+        ("true or false", "booleans"),
+    ):
+        if text.startswith(one):
+            return many + text[len(one) :]
+    return text
+
+
+def String(*choices: str) -> Type:
+    return Type("string", choices=tuple(choices))
+
+
+def Integer(minimum=None, maximum=None, exclude=()) -> Type:
+    return Type("integer", minimum=minimum, maximum=maximum, exclude=tuple(exclude))
+
+
+def Number(minimum=None, maximum=None) -> Type:
+    return Type("number", minimum=minimum, maximum=maximum)
+
+
+BOOLEAN = Type("boolean")
+STRING = String()
+SWITCH = (BOOLEAN, String(AUTO))  # true, false or "auto"
+
+
+def Array(items: Type | None = None, min_items=None, max_items=None) -> Type:
+    return Type("array", items=items, min_items=min_items, max_items=max_items)
+
+
+def Table(values: Type | None = None) -> Type:
+    return Type("table", values=values)
+
+
+_NO_DEFAULT = object()
+
+
+@dataclass(frozen=True)
+class Key:
+    """A key of a section: the types it accepts, what it means, its default."""
+
+    name: str
+    types: tuple[Type, ...]
+    doc: str
+    default: Any = _NO_DEFAULT
+    required: bool = False
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not _NO_DEFAULT
+
+    def describe(self) -> str:
+        text = " or ".join(t.describe() for t in self.types)
+        return text.replace("true or false or", "true, false or")
+
+
+@dataclass(frozen=True)
+class Section:
+    """A table (``[name]``) or an array of tables (``[[name]]``) of the config."""
+
+    name: str
+    doc: str
+    keys: tuple[Key, ...]
+    array: bool = False
+    required: bool = False
+    sections: tuple[Section, ...] = ()
+    exclusive: tuple[str, ...] = ()  # at most one of these keys
+    one_of: tuple[str, ...] = ()  # exactly one of these keys (array items)
+
+    def key(self, name: str) -> Key:
+        return next(k for k in self.keys if k.name == name)
+
+
+def K(name, types, doc, default=_NO_DEFAULT, required=False) -> Key:
+    types = types if isinstance(types, tuple) else (types,)
+    return Key(name, types, doc, default, required)
+
+
+# fmt: off
+_DATA_SOURCE = (
+    K("builtin", String(*DATASETS), "a data set shipped with or generated by the package: "
+      "scikit-learn's bundled ones, weighting_benchmark (the NSGA-II paper's synthetic data), "
+      "error_curve_single|pair|combined (the error-curve paper's)"),
+    K("path", STRING, "a data file (.csv, .tsv, optionally .gz; .parquet; .mat with X and Y), "
+      "relative to the config file"),
+    K("target", STRING, "the target column of a table file; it is removed from the features "
+      "(.mat files and built-ins bring their own)"),
+)
+_WHEN_CLASSES = "true, false or 'auto' (when the target is a class label)"
+
+SCHEMA = Section("", "moweights run configuration: rank features with several rankers, "
+                 "aggregate the rankings and evaluate them.", (), sections=(
+    Section("data", "Where the data comes from: one data set, or one file split into sites "
+            "by a column.", (
+        *_DATA_SOURCE,
+        K("site_column", STRING, "a column naming each row's site: every site is ranked on its "
+          "own and only rankings are combined (a federated run)"),
+        K("drop", Array(STRING), "columns to leave out (identifiers, dates)", []),
+        K("n_samples", Integer(4), "rows to use: the size of a generated data set, or a seeded "
+          "random subsample of a larger one"),
+    ), exclusive=("builtin", "path")),
+    Section("sites", "Data sites of a federated run, one [[sites]] block each; every site is "
+            "ranked on its own and only the rankings are combined. Instead of [data].", (
+        K("name", STRING, "the site's name, unique", required=True),
+        *_DATA_SOURCE,
+        K("rows", Array(Integer(0), 2, 2), "[start, stop): the rows of the data set this site "
+          "holds (to split one data set into sites)"),
+    ), array=True, one_of=("builtin", "path")),
+    Section("rankers", "The rankers to run, one [[rankers]] block each.", (
+        K("name", STRING, "a registered ranker (see `moweights rankers`; plugins included)",
+          required=True),
+        K("label", STRING, "the name in outputs (default: name); unique"),
+        K("params", Table(), "the ranker's parameters, e.g. { n_neighbors = 5 }; the run's "
+          "random_state reaches rankers that take one", {}),
+    ), array=True, required=True),
+    Section("aggregation", "How the rankings are combined and compared.", (
+        K("methods", Array(String(*AGGREGATIONS)), "combinations of the rankers' rankings "
+          "('generic' is the ordered partition they all agree on)", ["mean_rank", "generic"]),
+        K("weights", Table(Number(0)), "weights of weighted_mean_rank: ranker label -> weight "
+          "(site runs: site name -> weight; default the site sizes)"),
+        K("compare", Array(String(*MEASURES)), "similarity measures between the rankers' "
+          "rankings", ["spearman", "s_measure"]),
+        K("compare_k", Integer(1), "top-k of the set measures (jaccard, kuncheva) and depth of "
+          "rbo", 10),
+    )),
+    Section("evaluation", "How good the rankings are. Statistics compare the rankers over "
+            "blocks: the sites of a site run, else the cross-validation folds.", (
+        K("enabled", BOOLEAN, "false skips every evaluation", True),
+        K("cv", Integer(2), "cross-validation folds of every evaluation", 10),
+    ), sections=(
+        Section("topk", "Top-k kNN curves: the ranking is refit on each training fold; a kNN "
+                "regressor on the top k features predicts all features (lower is better).", (
+            K("enabled", BOOLEAN, "compute the curves", True),
+            K("metric", String(*METRICS), "mse (1NN), rmse or rmae (5NN)", "mse"),
+            K("n_neighbors", Integer(1), "neighbours (default by metric)"),
+            K("ks", Array(Integer(1), 1), "numbers of top features (default 1, 2, 4, ..., n)"),
+            K("at_k", Integer(1), "the k at which rankers are compared and tested (the largest "
+              "grid point <= at_k and < n)", 16),
+            K("random_baseline", BOOLEAN, "also score random rankings", True),
+            K("n_random", Integer(1), "random rankings per fold", 10),
+        )),
+        Section("error_curves", "FFA/RFA error curves of each ranking (quadratic-kernel SVM) "
+                "and ECA against a random ranking; needs a class target.", (
+            K("enabled", SWITCH, _WHEN_CLASSES, AUTO),
+            K("grid", (String("every", "geometric"), Integer(1), Array(Integer(1), 1)),
+              "subset sizes: 'every', 'geometric' (1, 2, 4, ..., n), a step or a list",
+              "geometric"),
+            K("weighting", Array(String(*WEIGHTINGS), 1), "ECA weightings", ["uniform"]),
+            K("n_random", Integer(0), "random rankings of the expected curve (plot band, "
+              "magnitude weightings); 0 = none", 20),
+        )),
+        Section("clustering", "k-means on the top features of each ranking, scored against "
+                "the classes (F1W, NMI, ACC); needs a class target.", (
+            K("enabled", SWITCH, _WHEN_CLASSES, AUTO),
+            K("k_features", Array(Integer(1), 1), "numbers of top features (default 1, 2, 4, "
+              "..., n)"),
+            K("n_restarts", Integer(1), "k-means runs averaged", 5),
+            K("two_step", BOOLEAN, "the two-step evaluation for imbalanced data", False),
+        )),
+        Section("statistics", "Friedman + Nemenyi over the blocks (sites, else folds) on the "
+                "top-k error at at_k, random baseline included; a CD diagram.", (
+            K("enabled", SWITCH, "true, false or 'auto' (when there are at least two blocks "
+              "and two methods)", AUTO),
+            K("alpha", Number(0.001, 0.5), "significance level", 0.05),
+        )),
+    )),
+    Section("output", "Where and what to write.", (
+        K("dir", STRING, "output folder, relative to the working directory", "results"),
+        K("plots", BOOLEAN, "write PNG plots", True),
+        K("html", BOOLEAN, "write the self-contained report.html", True),
+        K("cache", BOOLEAN, "keep finished results in <dir>/.cache (data files, never "
+          "code) so an unchanged re-run resumes; edited code recomputes", True),
+    )),
+    Section("run", "How the run executes.", (
+        K("random_state", Integer(0, 2**32 - 1), "seed of every random choice", 0),
+        K("n_jobs", Integer(exclude=(0,)), "parallel jobs (joblib; -1 = all the CPUs this "
+          "process may use; more than that are clipped, with a warning); one layer at a "
+          "time: the rankers' fits or the evaluations' folds, never both"),
+        K("backend", String(*BACKENDS), "joblib backend: 'loky' leaves each library its "
+          "choice (processes for folds, threads for many small fits); 'threading' and "
+          "'multiprocessing' force one; 'dask' runs on a Dask cluster", "loky"),
+        K("scheduler", STRING, "address of the Dask scheduler (backend = 'dask'); without it "
+          "a local cluster is started"),
+        K("threads", Integer(1), "BLAS/OpenMP threads per job; many small fits run fastest "
+          "single-threaded, big data may gain from more", 1),
+        K("verbose", Integer(0, 2), "0 silent, 1 progress bars, 2 also log steps", 1),
+    )),
+))
+# fmt: on

@@ -1,0 +1,349 @@
+"""A run's output folder: tables (CSV + JSON) written as steps finish, then plots and HTML.
+
+Layout of a run folder (every file written atomically; tables without timestamps or
+machine details, so the same configuration and seed give byte-identical CSV files)::
+
+    manifest.json        status (running | complete | partial | failed), every file + sha256
+    summary.json         data, rankers and their top features, aggregates, headline numbers
+    config.json          the resolved configuration (re-runnable: moweights run config.json)
+    scores.csv ranks.csv aggregated.json              rankers and their combinations
+    similarity_<measure>.csv                          ranker x ranker
+    site_scores.csv site_ranks.csv sites.json site_similarity.csv      site runs
+    curves.csv curve_folds.csv curve_at_k.csv         top-k kNN curves (+ random baseline)
+    error_curves.csv expected_curve.csv eca.csv       FFA/RFA curves, ECA against random
+    clustering.csv                                    k-means scores on top features
+    statistics.json statistics_table.csv nemenyi_pvalues.csv
+    pareto_<label>_{weights,objectives,history}.csv   NSGA-II weighting rankers
+    evaluation.json      every evaluation table as JSON records
+    *.png  report.html   drawn from the tables by :func:`moweights.output.render`
+    .cache/<key>.npz     finished steps as data, never pickles, for resuming
+                         (``[output].cache``; see :mod:`moweights.pipeline.cache`)
+    .moweights.lock      while a run writes the folder: its pid, host and start time
+                         (one run per folder; see :mod:`moweights.pipeline.lock`)
+
+Numbers JSON cannot hold (inf, nan: e.g. the Iman-Davenport F when every fold ranks the
+methods alike) are written as the strings "inf", "-inf", "nan" in the JSON files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from aggregation import GenericRanking, Ranking
+from moweights.output.files import atomic_write, csv_text, json_text, records, safe_name
+
+__all__ = ["MANIFEST", "RunFolder", "curve_point", "summary_text"]
+
+MANIFEST = "manifest.json"
+
+
+def curve_point(curves: pd.DataFrame, k: int = 16, n_features=None) -> pd.DataFrame:
+    """Each ranker's curve at the comparison point: the largest k <= ``k`` below n.
+
+    The unsupervised papers compare rankings at 16 features; on data with fewer features
+    the largest grid point below the full set is used (at the full set all rankings give
+    the same model). ``n_features``: the number of features (default the largest k).
+    """
+    rows = []
+    keys = [c for c in ("site", "ranker") if c in curves.columns]
+    for key, part in curves.groupby(keys, sort=False):
+        n = part["k"].max() if n_features is None else n_features
+        below = part[(part["k"] <= k) & (part["k"] < n)]
+        row = (below if len(below) else part).sort_values("k").iloc[0 if not len(below) else -1]
+        key = key if isinstance(key, tuple) else (key,)
+        rows.append(
+            {
+                **dict(zip(keys, key, strict=True)),
+                "k": int(row["k"]),
+                "mean": row["mean"],
+                "std": row["std"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------ tables of a result
+def _ranks_table(result) -> pd.DataFrame:
+    names = result.feature_names
+    table = pd.DataFrame(index=pd.Index(names, name="feature"))
+    for label, ranking in result.rankings.items():
+        table[label] = ranking.ranks.reindex(names)
+    for method, agg in result.aggregated.items():
+        if method == "mean_rank":  # the averaged rank itself, not the rank of it
+            table[method] = (len(agg) + 1 - agg.to_series()).reindex(names)
+        else:
+            table[method] = agg.ranks.reindex(names)
+        if isinstance(agg, GenericRanking):
+            block = {f: i + 1 for i, b in enumerate(agg.blocks) for f in b}
+            table[f"{method}_block"] = [block[f] for f in names]
+    if "mean_rank" in result.aggregated:
+        table = table.sort_values("mean_rank", kind="stable")
+    return table
+
+
+def _aggregated_json(aggregated: dict) -> dict:
+    out = {}
+    for method, agg in aggregated.items():
+        if isinstance(agg, GenericRanking):
+            out[method] = {"s": len(agg), "blocks": [list(b) for b in agg.blocks], "text": str(agg)}
+        elif isinstance(agg, Ranking):
+            n = len(agg)
+            out[method] = {
+                "order": list(agg.order),
+                "mean_rank": {f: float(n + 1 - s) for f, s in agg.to_series().items()},
+            }
+    return out
+
+
+def _site_tables(result) -> dict[str, Any]:
+    names = result.feature_names
+    scores, ranks, sims, info = {}, {}, [], {}
+    for label, sr in result.site_rankings.items():
+        for site, ranking in sr.rankings.items():
+            scores[f"{label}@{site}"] = ranking.to_series().reindex(names)
+            ranks[f"{label}@{site}"] = ranking.ranks.reindex(names)
+        for measure, matrix in sr.similarity.items():
+            long = matrix.rename_axis(index="site").reset_index()
+            long = long.melt(id_vars="site", var_name="other", value_name="value")
+            sims.append(long.assign(ranker=label, measure=measure))
+        info[label] = {
+            "s": sr.s,
+            "compatible": sr.compatible,
+            "generic": [list(b) for b in sr.generic.blocks],
+            "failed": sr.failed,
+            "sizes": sr.sizes,
+            "aggregated": _aggregated_json(sr.aggregated),
+        }
+    frame = pd.concat(sims, ignore_index=True) if sims else None
+    if frame is not None:
+        frame = frame[["ranker", "measure", "site", "other", "value"]]
+    index = pd.Index(names, name="feature")
+    return {
+        "site_scores.csv": pd.DataFrame(scores, index=index),
+        "site_ranks.csv": pd.DataFrame(ranks, index=index),
+        "site_similarity.csv": frame,
+        "sites.json": info,
+    }
+
+
+def _evaluation(result) -> dict:
+    cfg = result.config
+    out: dict[str, Any] = {}
+    if result.curves is not None:
+        n = None if cfg.is_site_run else result.X.shape[1]
+        out["curve_at_k"] = curve_point(result.curves, cfg.evaluation.topk.at_k, n)
+    out.update(
+        curves=result.curves,
+        curve_folds=result.curve_folds,
+        eca=result.eca,
+        error_curves=result.error_curves,
+        expected_curve=result.expected,
+        clustering=result.clustering,
+    )
+    return out
+
+
+def _summary(result, status: str, files: list[str]) -> dict:
+    cfg = result.config
+    n_top = min(10, len(result.feature_names)) if result.units else 0
+    data = {"name": cfg.describe_data()}
+    if result.units:
+        data.update(
+            n_samples=int(sum(len(X) for X, _ in result.units.values())),
+            n_features=len(result.feature_names),
+            target=None if result.y is None else str(result.y.name),
+            sites={s: len(X) for s, (X, _) in result.units.items()} if cfg.is_site_run else None,
+        )
+    ev = _evaluation(result)
+    stats = result.statistics
+    return {
+        "status": status,
+        "source": cfg.source,
+        "data": data,
+        "random_state": cfg.random_state,
+        "rankers": [
+            {
+                "label": s.label,
+                "name": s.name,
+                "params": s.params,
+                "top": result.rankings[s.label].top(n_top) if s.label in result.rankings else None,
+            }
+            for s in cfg.rankers
+        ],
+        "aggregated": _aggregated_json(result.aggregated),
+        "evaluation": {
+            "metric": cfg.evaluation.topk.metric,
+            "cv": cfg.evaluation.cv,
+            "at_k": records(ev.get("curve_at_k")),
+            "eca": records(result.eca),
+            "statistics": None
+            if stats is None
+            else {k: v for k, v in stats.items() if k not in ("table", "pvalues")},
+        },
+        "notes": list(result.notes),
+        "cache": {"reused": list(result.cached), "computed": list(result.computed)},
+        "seconds": round(float(result.seconds), 2),
+        "files": files,
+    }
+
+
+class RunFolder:
+    """The output folder of one run; :meth:`write` after every step, :meth:`finish` at the end."""
+
+    def __init__(self, path: Path, config):
+        self.path = Path(path)
+        self.config = config
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.files: dict[str, str] = {}  # name -> sha256
+        self._put("config.json", json_text(config.to_dict()))
+        self._manifest("running")
+
+    def _put(self, name: str, data: str | bytes) -> None:
+        data = data.encode("utf-8") if isinstance(data, str) else data
+        atomic_write(self.path / name, data)
+        self.files[name] = hashlib.sha256(data).hexdigest()
+
+    def _manifest(self, status: str, message: str | None = None) -> None:
+        from moweights.about import __version__
+
+        manifest = {
+            "status": status,
+            "partial": status != "complete",
+            "message": message,
+            "moweights": __version__,
+            "files": {name: {"sha256": digest} for name, digest in sorted(self.files.items())},
+        }
+        atomic_write(self.path / MANIFEST, json_text(manifest))
+
+    def write(self, result, status: str = "running") -> None:
+        """(Re)write every table the result holds so far, then the summary and manifest."""
+        tables: dict[str, Any] = {}
+        if result.rankings:
+            names = result.feature_names
+            scores = pd.DataFrame(
+                {k: r.to_series().reindex(names) for k, r in result.rankings.items()}
+            )
+            scores.index.name = "feature"
+            tables["scores.csv"] = scores
+            tables["ranks.csv"] = _ranks_table(result)
+            tables["aggregated.json"] = _aggregated_json(result.aggregated)
+        for measure, matrix in result.similarity.items():
+            tables[f"similarity_{measure}.csv"] = matrix.rename_axis(index="ranker")
+        if result.site_rankings:
+            tables.update(_site_tables(result))
+        evaluation = _evaluation(result)
+        for name, frame in evaluation.items():
+            tables[f"{name}.csv"] = frame
+        if result.statistics is not None:
+            stats = result.statistics
+            tables["statistics.json"] = {
+                k: v for k, v in stats.items() if k not in ("table", "pvalues")
+            }
+            tables["statistics_table.csv"] = stats["table"]
+            tables["nemenyi_pvalues.csv"] = stats["pvalues"].rename_axis(index="method")
+        for label, parts in result.pareto.items():
+            for part, frame in parts.items():
+                index = part != "history"
+                tables[f"pareto_{safe_name(label)}_{part}.csv"] = (frame, index)
+        if any(v is not None for v in evaluation.values()) or result.statistics is not None:
+            as_json = {k: records(v) for k, v in evaluation.items() if v is not None}
+            as_json["statistics"] = tables.get("statistics.json")
+            tables["evaluation.json"] = as_json
+        for name, value in tables.items():
+            if value is None:
+                continue
+            if name.endswith(".json"):
+                self._put(name, json_text(value))
+                continue
+            frame, index = value if isinstance(value, tuple) else (value, None)
+            if index is None:
+                index = not isinstance(frame.index, pd.RangeIndex)
+            self._put(name, csv_text(frame, index=index))
+        summary = _summary(result, status, sorted(self.files))
+        self._put("summary.json", json_text(summary))
+        self._manifest(status, "; ".join(result.notes) or None)
+
+    def finish(self, result, seconds: float) -> None:
+        """Final tables, summary and manifest with the run's status, then plots and HTML."""
+        import signal
+        import threading
+
+        result.seconds = seconds
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+        try:  # a second Ctrl-C must not leave the folder without its final manifest
+            self.write(result, status=result.status)
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, previous)
+        from moweights.output.report import render  # plots need matplotlib: only here
+
+        out = self.config.output
+        written = render(self.path, plots=out.plots, html=out.html)
+        result.files = [self.path / name for name in sorted(set(self.files) | set(written))]
+        self.files.update(written)
+        self._manifest(result.status, "; ".join(result.notes) or None)
+
+
+def summary_text(folder) -> str:
+    """A short human summary of a run folder (from its ``summary.json``), for the terminal."""
+    folder = Path(folder)
+    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    data = summary["data"]
+    shape = (
+        f" ({data['n_samples']} samples x {data['n_features']} features)"
+        if "n_samples" in data
+        else ""
+    )
+    lines = [
+        f"moweights run: {data['name']}{shape}, {len(summary['rankers'])} rankers, "
+        f"random_state={summary['random_state']} -- {summary['status'].upper()}",
+    ]
+    done = [r for r in summary["rankers"] if r["top"] is not None]
+    agg = summary["aggregated"]
+    width = max([len(r["label"]) for r in done] + [9])
+    if done:
+        lines += ["", "top 5 features per ranker:"]
+        for r in done:
+            lines.append(f"  {r['label']:<{width}}  {', '.join(r['top'][:5])}")
+    if "mean_rank" in agg:
+        lines.append(f"  {'mean rank':<{width}}  {', '.join(agg['mean_rank']['order'][:5])}")
+    if "generic" in agg:
+        text = agg["generic"]["text"]
+        text = text if len(text) <= 100 else text[:97] + "..."
+        lines += ["", f"generic ranking: s = {agg['generic']['s']} block(s): {text}"]
+    ev = summary["evaluation"]
+    if ev.get("at_k"):
+        lines += [
+            "",
+            f"{ev['metric'].upper()} of {ev['cv']}-fold kNN at k top features (lower is better):",
+        ]
+        for row in ev["at_k"]:
+            where = f"{row['ranker']} @ {row['site']}" if "site" in row else row["ranker"]
+            lines.append(f"  {where:<24} k={row['k']:<3d} {row['mean']:.4f} ± {row['std']:.4f}")
+    if ev.get("eca"):
+        lines += ["", "ECA against a random ranking (> 0: better than random):"]
+        for row in ev["eca"]:
+            lines.append(f"  {row['ranking']:<24} {row['weighting']:<12} {row['eca']:+.4f}")
+    st = ev.get("statistics")
+    if st:
+        fr, ne = st["friedman"], st["nemenyi"]
+        lines += [
+            "",
+            f"Friedman over {fr['n']} {st['blocks']}: chi2 = {float(fr['statistic']):.3g}, "
+            f"p = {float(fr['pvalue']):.3g}; Nemenyi CD = {float(ne['cd']):.3g} at alpha = "
+            f"{st['alpha']}",
+        ]
+    for note in summary["notes"]:
+        lines.append(f"note: {note}")
+    cache = summary.get("cache", {})
+    reused = f", {len(cache['reused'])} step(s) from the cache" if cache.get("reused") else ""
+    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    n_files = len(manifest["files"]) + 1
+    lines += ["", f"wrote {n_files} files to {folder}/ in {summary['seconds']:.1f} s{reused}"]
+    return "\n".join(lines)

@@ -1,0 +1,242 @@
+"""The PNG figures of a run folder, drawn from its saved tables (never the data)."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from moweights.output.files import atomic_write, safe_name
+
+__all__ = ["PLOTS", "draw", "load"]
+
+
+def load(folder: Path, name: str, **kw) -> Any:
+    """A table (CSV) or JSON file of the folder; None when it is not there."""
+    path = folder / name
+    if not path.is_file():
+        return None
+    if name.endswith(".json"):
+        return json.loads(path.read_text(encoding="utf-8"))
+    return pd.read_csv(path, **kw)
+
+
+def _save(fig, path: Path) -> bytes:
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    plt.close(fig)
+    atomic_write(path, buffer.getvalue())
+    return buffer.getvalue()
+
+
+# ------------------------------------------------------------------ the plots
+def _curves(folder: Path):
+    curves = load(folder, "curves.csv")
+    if curves is None or curves.empty:
+        return None
+    import matplotlib.pyplot as plt
+
+    from aggregation.plots import plot_topk_curves
+
+    sites = list(dict.fromkeys(curves["site"])) if "site" in curves else [None]
+    fig, axes = plt.subplots(1, len(sites), figsize=(6.5 * len(sites), 4.3), squeeze=False)
+    for ax, site in zip(axes[0], sites, strict=True):
+        part = curves if site is None else curves[curves["site"] == site]
+        by = {label: p for label, p in part.groupby("ranker", sort=False) if label != "random"}
+        random = part[part["ranker"] == "random"]
+        title = "Top-k kNN curves (lower is better)" if site is None else f"site {site}"
+        plot_topk_curves(by, random if len(random) else None, ax=ax, title=title)
+    fig.tight_layout()
+    return fig
+
+
+def _cd(folder: Path):
+    st = load(folder, "statistics.json")
+    if st is None:
+        return None
+    from aggregation.plots import plot_cd_diagram
+
+    ne = st["nemenyi"]
+    blocks = f"{st['friedman']['n']} {st['blocks']}"
+    where = f" at k = {st['k']}" if st.get("k") else ""
+    title = (
+        f"Average ranks over {blocks} ({st['metric']}{where}); "
+        f"Friedman p = {st['friedman']['pvalue']:.3g}"
+    )
+    return plot_cd_diagram(pd.Series(ne["avg_ranks"]), ne["cd"], show_ranks=True, title=title)
+
+
+def _error_curves(folder: Path):
+    table = load(folder, "error_curves.csv")
+    if table is None or table.empty:
+        return None
+    from aggregation.plots import plot_error_curves
+
+    curves = {
+        name: part.drop(columns="ranking") for name, part in table.groupby("ranking", sort=False)
+    }
+    expected = load(folder, "expected_curve.csv")
+    return plot_error_curves(curves, expected, title="FFA (top-i) and RFA (bottom-i) curves")
+
+
+def _clustering(folder: Path):
+    table = load(folder, "clustering.csv")
+    if table is None or table.empty:
+        return None
+    import matplotlib.pyplot as plt
+
+    table = table[table["evaluation"] == "all"]
+    metrics = list(dict.fromkeys(table["metric"]))
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.6), squeeze=False)
+    for ax, metric in zip(axes[0], metrics, strict=True):
+        for name, part in table[table["metric"] == metric].groupby("ranking", sort=False):
+            style = {"color": "0.3", "linestyle": "--"} if name == "random" else {"marker": "o"}
+            ax.plot(part["k_features"], part["mean"], label=name, **style)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("top features")
+        ax.set_title(f"k-means {metric} (higher is better)", fontsize=10)
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def _similarity(folder: Path):
+    files = sorted(folder.glob("similarity_*.csv"))
+    if not files:
+        return None
+    import matplotlib.pyplot as plt
+
+    from aggregation.plots import plot_pairwise
+
+    n = len(files)
+    size = len(pd.read_csv(files[0], index_col=0))
+    side = 2.5 + 0.45 * size
+    fig, axes = plt.subplots(1, n, figsize=(side * n, side), squeeze=False)
+    for ax, path in zip(axes[0], files, strict=True):
+        matrix = pd.read_csv(path, index_col=0)
+        measure = path.stem.removeprefix("similarity_")
+        plot_pairwise(matrix, ax=ax, title=f"rankers: {measure}")
+    fig.tight_layout()
+    return fig
+
+
+def _generic(folder: Path):
+    agg = load(folder, "aggregated.json")
+    if not agg or "generic" not in agg:
+        return None
+    from aggregation import GenericRanking
+    from aggregation.plots import plot_generic
+
+    g = GenericRanking(agg["generic"]["blocks"])
+    return plot_generic(g, title=f"generic ranking of the rankers: s = {len(g)} block(s)")
+
+
+def _site_maps(folder: Path) -> list[tuple[str, Callable]]:
+    sims = load(folder, "site_similarity.csv")
+    info = load(folder, "sites.json")
+    if sims is None or not info:
+        return []
+
+    def draw(label: str):
+        import matplotlib.pyplot as plt
+
+        from aggregation.plots import plot_pairwise
+
+        part = sims[sims["ranker"] == label]
+        measures = list(dict.fromkeys(part["measure"]))
+        q = part["site"].nunique()
+        fig, axes = plt.subplots(
+            1, len(measures), figsize=(3.2 + 2.4 * q, 1.6 + 0.7 * q), squeeze=False
+        )
+        for ax, measure in zip(axes[0], measures, strict=True):
+            m = part[part["measure"] == measure].pivot(
+                index="site", columns="other", values="value"
+            )
+            order = list(dict.fromkeys(part["site"]))
+            plot_pairwise(m.loc[order, order], ax=ax, title=f"{measure}")
+        verdict = {True: "compatible", False: "INCOMPATIBLE", None: "not assessed"}
+        fig.suptitle(
+            f"{label}: site similarity; generic ranking s = {info[label]['s']} "
+            f"({verdict[info[label]['compatible']]})"
+        )
+        fig.tight_layout()
+        return fig
+
+    return [(f"sites_{safe_name(label)}.png", lambda _, lb=label: draw(lb)) for label in info]
+
+
+def _pareto(folder: Path) -> list[tuple[str, Callable]]:
+    from moweights.weighting.plots import plot_front, plot_front_weights
+
+    ranks = load(folder, "ranks.csv", index_col=0)
+    labels = {safe_name(r["label"]): r["label"] for r in load(folder, "summary.json")["rankers"]}
+    out = []
+    for path in sorted(folder.glob("pareto_*_objectives.csv")):
+        stem = path.name.removeprefix("pareto_").removesuffix("_objectives.csv")
+        weights = pd.read_csv(folder / f"pareto_{stem}_weights.csv", index_col=0)
+        label = labels.get(stem)
+        if ranks is not None and label in ranks:  # the ranker's own ranking, best first
+            order = ranks[label].reindex(weights.columns).to_numpy()
+        else:
+            order = -weights.mean(axis=0).fillna(-1.0).to_numpy()
+        fitted = SimpleNamespace(
+            pareto_objectives_=pd.read_csv(path, index_col=0),
+            pareto_weights_=weights,
+            ranking_=np.argsort(order, kind="stable"),
+        )
+        out.append((f"pareto_{stem}.png", lambda _, f=fitted: plot_front(f)))
+        out.append((f"pareto_weights_{stem}.png", lambda _, f=fitted: plot_front_weights(f)))
+    return out
+
+
+PLOTS: list[tuple[str, Callable, str]] = [
+    ("curves.png", _curves, "Top-k curves: a kNN model on each ranking's top k features "
+     "predicts all features (cross-validated; the ranking is refit on every training fold)."),
+    ("cd_diagram.png", _cd, "Critical-difference diagram: average ranks; methods joined by a "
+     "bar do not differ significantly (Nemenyi)."),
+    ("error_curves.png", _error_curves, "FFA/RFA error curves with the expected curve of a "
+     "random ranking (band: 5%-95% of the sampled random curves)."),
+    ("clustering.png", _clustering, "k-means on each ranking's top features, scored against "
+     "the classes."),
+    ("similarity.png", _similarity, "How alike the rankers' rankings are."),
+    ("generic.png", _generic, "The generic ranking: the finest ordered partition every ranker "
+     "agrees on."),
+]  # fmt: skip
+
+
+def draw(folder) -> list[tuple[str, bytes, str]]:
+    """Draw every figure the folder's tables allow; each PNG is written as it is drawn.
+
+    Returns
+    -------
+    list of (file name, PNG bytes, caption)
+    """
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    folder = Path(folder)
+    jobs = list(PLOTS)
+    jobs += [
+        (name, fn, "Site similarity of one ranker's per-site rankings.")
+        for name, fn in _site_maps(folder)
+    ]
+    jobs += [
+        (name, fn, "NSGA-II weighting: the Pareto front and the weights of its solutions.")
+        for name, fn in _pareto(folder)
+    ]
+    images = []
+    for name, draw_one, caption in jobs:
+        fig = draw_one(folder)
+        if fig is None:
+            continue
+        images.append((name, _save(fig, folder / name), caption))
+    return images

@@ -1,0 +1,140 @@
+"""The self-contained HTML page of a run folder, and :func:`render` (figures + page).
+
+Only the saved tables are read, never the data, so ``moweights report FOLDER`` re-renders
+a finished (or partial) run anywhere. The page is a Jinja2 template shipped with the
+package (``templates/report.html`` and its style sheet); it embeds every image as base64
+and carries its own styles: one file to mail or archive.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from moweights.output.files import atomic_write
+from moweights.output.plots import draw, load
+
+__all__ = ["PAGE", "page", "render"]
+
+PAGE = "report.html"
+
+
+def render(folder, *, plots: bool = True, html: bool = True) -> dict[str, str]:
+    """Draw a run folder's PNG plots and write its ``report.html``, from its tables.
+
+    Returns
+    -------
+    dict
+        File name -> sha256 of every file written.
+    """
+    folder = Path(folder)
+    images = draw(folder) if plots else []
+    written = {name: hashlib.sha256(data).hexdigest() for name, data, _ in images}
+    if html:
+        text = page(folder, images).encode("utf-8")
+        atomic_write(folder / PAGE, text)
+        written[PAGE] = hashlib.sha256(text).hexdigest()
+    return written
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, (float, np.floating)):
+        return f"{value:.4g}" if np.isfinite(value) else "–"
+    return str(value)
+
+
+@cache
+def _environment():
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("moweights.output", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.tests["number"] = _is_number
+    env.filters["number"] = _number
+    return env
+
+
+def _generic_text(agg: dict, limit: int = 400) -> str:
+    text = f"s = {agg['s']}: " + " > ".join("{" + ", ".join(b) + "}" for b in agg["blocks"])
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _eca_table(rows: list[dict]) -> tuple[list[dict], list[str]]:
+    """ECA as rankings x weightings, in the order they were computed."""
+    eca = pd.DataFrame(rows, columns=["ranking", "weighting", "eca"])
+    wide = eca.pivot(index="ranking", columns="weighting", values="eca")
+    wide = wide.reindex(
+        index=list(dict.fromkeys(eca["ranking"])), columns=list(dict.fromkeys(eca["weighting"]))
+    )
+    table = [{"ranking": name, **row} for name, row in wide.to_dict(orient="index").items()]
+    return table, ["ranking", *wide.columns]
+
+
+def page(folder, images: list[tuple[str, bytes, str]]) -> str:
+    """The HTML page of a run folder, with ``images`` (name, PNG bytes, caption) embedded."""
+    folder = Path(folder)
+    summary = load(folder, "summary.json") or {}
+    config = load(folder, "config.json") or {}
+    figures = {
+        name: {"name": name, "caption": caption, "data": base64.b64encode(data).decode("ascii")}
+        for name, data, caption in images
+    }
+    data = summary.get("data", {})
+    rankers = [
+        {"label": r["label"], "ranker": r["name"],
+         "params": ", ".join(f"{k}={v}" for k, v in r["params"].items()) or "defaults",
+         "top features": ", ".join(r["top"][:8]) if r["top"] else "(not run)"}
+        for r in summary.get("rankers", [])
+    ]  # fmt: skip
+    aggregated = [
+        {"method": m, "result": _generic_text(v) if "blocks" in v else ", ".join(v["order"][:10])}
+        for m, v in summary.get("aggregated", {}).items()
+    ]
+    ev = summary.get("evaluation", {})
+    at_k = ev.get("at_k") or []
+    at_k_columns = [c for c in ("site", "ranker", "k", "mean", "std") if at_k and c in at_k[0]]
+    eca_rows, eca_columns = _eca_table(ev.get("eca") or [])
+    context = {
+        "name": data.get("name", folder.name),
+        "status": summary.get("status", "unknown"),
+        "source": summary.get("source", ""),
+        "seed": config.get("run", {}).get("random_state", summary.get("random_state")),
+        "seconds": summary.get("seconds", ""),
+        "notes": summary.get("notes") or [],
+        "data_rows": [
+            {"": k.replace("_", " "), "value": v}
+            for k, v in data.items()
+            if k != "sites" and v is not None
+        ],
+        "sites": [{"site": s, "rows": n} for s, n in (data.get("sites") or {}).items()],
+        "rankers": rankers,
+        "aggregated": aggregated,
+        "evaluation": ev,
+        "at_k": at_k,
+        "at_k_columns": at_k_columns,
+        "statistics": ev.get("statistics"),
+        "eca_rows": eca_rows,
+        "eca_columns": eca_columns,
+        "figures": figures,
+        "site_figures": [f for n, f in figures.items() if n.startswith("sites_")],
+        "pareto_figures": [f for n, f in figures.items() if n.startswith("pareto")],
+        "files": sorted(
+            p.name for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")
+        ),
+    }
+    return _environment().get_template(PAGE).render(context)

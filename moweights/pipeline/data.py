@@ -1,0 +1,77 @@
+"""The data of a run: one data set, or one per site, as ``{name: (X, y)}``; their fingerprints."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import rankers
+from moweights.config import RunConfig
+from moweights.datasets import load_dataset, load_file, split_sites, subsample
+
+__all__ = ["fingerprint", "is_classes", "load_data", "load_units"]
+
+
+def _prepare(X: pd.DataFrame, y, drop) -> tuple[pd.DataFrame, pd.Series | None]:
+    missing = [c for c in drop if c not in X.columns]
+    if missing:
+        raise rankers.InvalidInputError(f"[data].drop names columns the data lacks: {missing}")
+    return X.drop(columns=list(drop)), y
+
+
+def load_units(config: RunConfig) -> dict[str, tuple[pd.DataFrame, pd.Series | None]]:
+    """The data of a run: ``{name: (X, y)}``, one entry per site (one for a single data set)."""
+    seed = config.random_state
+    if config.sites:
+        units = {}
+        for site in config.sites:
+            if site.builtin is not None:
+                X, y = load_dataset(site.builtin, random_state=seed)
+            else:
+                X, y = load_file(site.path, target=site.target)
+            if site.rows is not None:
+                start, stop = site.rows
+                X = X.iloc[start:stop].reset_index(drop=True)
+                y = None if y is None else y.iloc[start:stop].reset_index(drop=True)
+                if len(X) == 0:
+                    raise rankers.InvalidInputError(
+                        f"site {site.name!r}: rows {list(site.rows)} select no rows"
+                    )
+            units[site.name] = _prepare(X, y, config.data.drop)
+        return units
+    data = config.data
+    if data.builtin is not None:
+        X, y = load_dataset(data.builtin, data.n_samples, random_state=seed)
+        name = data.builtin
+    else:
+        X, y = load_file(data.path, target=data.target)
+        X, y = subsample(X, y, data.n_samples, seed)
+        name = Path(data.path).name.split(".")[0]
+    if data.site_column is not None:
+        sites = split_sites(X, y, data.site_column)
+        return {s: _prepare(Xs, ys, data.drop) for s, (Xs, ys) in sites.items()}
+    return {name: _prepare(X, y, data.drop)}
+
+
+def load_data(config: RunConfig) -> tuple[pd.DataFrame, pd.Series | None]:
+    """The data set named by a single-data configuration, as (X, y)."""
+    return next(iter(load_units(config).values()))
+
+
+def is_classes(y) -> bool:
+    """Whether ``y`` is a class label (binary or multiclass)."""
+    from sklearn.utils.multiclass import type_of_target
+
+    return y is not None and type_of_target(np.asarray(y)) in ("binary", "multiclass")
+
+
+def fingerprint(X: pd.DataFrame, y) -> str:
+    """A hash of the data (column names, values, target): part of every cache key."""
+    h = hashlib.sha256("\x1f".join(map(str, X.columns)).encode())
+    h.update(pd.util.hash_pandas_object(X, index=False).to_numpy().tobytes())
+    if y is not None:
+        h.update(pd.util.hash_pandas_object(pd.Series(np.asarray(y)), index=False).to_numpy())
+    return h.hexdigest()

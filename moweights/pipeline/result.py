@@ -1,0 +1,84 @@
+"""What a run computed: :class:`RunResult`, filled in step by step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from aggregation import GenericRanking, Ranking
+from moweights.config import RunConfig
+
+__all__ = ["RunResult"]
+
+
+@dataclass
+class RunResult:
+    """Everything a run computed; tables are ``None`` for steps that did not run.
+
+    Attributes
+    ----------
+    units : dict of str -> (DataFrame, Series or None)
+        The data: one entry for a single data set, one per site in a site run.
+    rankings : dict of str -> Ranking
+        One ranking per ranker label (site runs: the mean rank over the sites).
+    site_rankings : dict of str -> SiteRankings
+        Site runs: each ranker's per-site rankings, aggregates and site similarity.
+    aggregated : dict of str -> Ranking or GenericRanking
+        The rankers' rankings combined, by method.
+    similarity : dict of str -> DataFrame
+        Ranker x ranker matrices, by measure.
+    curves, curve_folds : DataFrame
+        Top-k kNN curves (mean/std over folds, and per fold); ranker ``random`` is the
+        baseline; a ``site`` column in site runs.
+    error_curves, expected, eca : DataFrame
+        FFA/RFA curves of every ranking, the random ranking's expected curve, ECA.
+    clustering : DataFrame
+        k-means scores on each ranking's top features.
+    statistics : dict
+        Friedman and Nemenyi results over the blocks (folds or sites), with the table.
+    pareto : dict of str -> dict of DataFrame
+        For NSGA-II weighting rankers: ``weights``, ``objectives``, ``history``.
+    status : {"running", "complete", "partial", "failed"}
+    notes : list of str
+        Steps skipped and why, failed sites, the error that stopped a run.
+    """
+
+    config: RunConfig
+    units: dict[str, tuple[pd.DataFrame, pd.Series | None]] = field(default_factory=dict)
+    rankings: dict[str, Ranking] = field(default_factory=dict)
+    site_rankings: dict[str, Any] = field(default_factory=dict)
+    aggregated: dict[str, Ranking | GenericRanking] = field(default_factory=dict)
+    similarity: dict[str, pd.DataFrame] = field(default_factory=dict)
+    curves: pd.DataFrame | None = None
+    curve_folds: pd.DataFrame | None = None
+    error_curves: pd.DataFrame | None = None
+    expected: pd.DataFrame | None = None
+    eca: pd.DataFrame | None = None
+    clustering: pd.DataFrame | None = None
+    statistics: dict | None = None
+    pareto: dict[str, dict[str, pd.DataFrame]] = field(default_factory=dict)
+    status: str = "running"
+    notes: list[str] = field(default_factory=list)
+    cached: list[str] = field(default_factory=list)
+    computed: list[str] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    seconds: float = 0.0
+    output_dir: Path | None = None
+
+    @property
+    def X(self) -> pd.DataFrame:
+        """The data of a single-data run (the first site's in a site run)."""
+        return next(iter(self.units.values()))[0]
+
+    @property
+    def y(self) -> pd.Series | None:
+        return next(iter(self.units.values()))[1]
+
+    @property
+    def feature_names(self) -> list[str]:
+        if self.rankings:
+            return list(next(iter(self.rankings.values())).names)
+        return list(self.X.columns)

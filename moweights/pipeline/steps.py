@@ -1,0 +1,198 @@
+"""The steps of a run that make rankings: fitting each ranker (per site in a site run),
+then combining and comparing the rankings.
+
+Each step fetches its result from the run cache or computes it, and calls ``save`` so the
+output folder holds every finished step at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import rankers
+from aggregation import GenericRanking, Ranking, combine, compare
+from aggregation.ranking import natural_key
+from moweights.config import RunConfig
+from moweights.pipeline.cache import StepCache
+from moweights.pipeline.checks import EXTRAS, check_fit, check_sites
+from moweights.pipeline.data import fingerprint
+from moweights.pipeline.progress import Progress
+from moweights.pipeline.result import RunResult
+
+__all__ = ["aggregate", "feature_order", "make_ranker", "needs_y", "rank", "spec_key"]
+
+
+def needs_y(est) -> bool:
+    """Whether the ranker needs a target, from its tags (they may depend on its parameters)."""
+    return rankers.ranker_tags(est).requires_y
+
+
+def make_ranker(
+    spec, config: RunConfig, *, main: bool, progress: Progress | None = None, n_jobs: int = 1
+):
+    """The ranker of ``spec`` with the run's seed, and ``n_jobs`` and a progress bar for
+    the main fit (evaluations parallelise over folds instead, one layer at a time)."""
+    est = rankers.get(spec.name, **spec.params)
+    given = est.get_params(deep=False)
+    # the run's seed reaches every ranker that takes one, unless set per ranker
+    if "random_state" in given and "random_state" not in spec.params:
+        est.set_params(random_state=config.random_state)
+    if main and "n_jobs" in given and "n_jobs" not in spec.params:
+        est.set_params(n_jobs=n_jobs)
+    if "verbose" in given and "verbose" not in spec.params:
+        # only a ranker whose verbose draws a bar (its tags say so) follows the run's bars;
+        # a verbose that prints joblib messages would only add noise
+        shows = progress is not None and progress.shown and rankers.ranker_tags(est).progress
+        est.set_params(verbose=int(main and shows))
+    return est
+
+
+def _fit_one(spec, config, X, y, progress, n_jobs):
+    est = make_ranker(spec, config, main=True, progress=progress, n_jobs=n_jobs)
+    supervised = needs_y(est)
+    if supervised and y is None:
+        raise rankers.InvalidInputError(
+            f"ranker {spec.label!r} is supervised but the data has no target; set [data].target"
+        )
+    est.fit(X, y if supervised else None)
+    extras = {}
+    for attr, name in EXTRAS.items():
+        if isinstance(getattr(est, attr, None), pd.DataFrame):
+            extras[name] = getattr(est, attr)
+    return Ranking.from_ranker(est, method=spec.label), extras
+
+
+def spec_key(spec) -> dict:
+    """The part of a cache key that stands for a ranker: its name and parameters."""
+    return {"name": spec.name.strip().lower(), "params": spec.params}
+
+
+def rank(config: RunConfig, result: RunResult, cache: StepCache, progress, save, n_jobs) -> None:
+    """Every ranker's ranking (site runs: per site, then their mean rank)."""
+    seed = config.random_state
+    bar = progress.bar(total=len(config.rankers), desc="rankers", unit="ranker")
+    with bar:
+        for spec in config.rankers:
+            bar.set_postfix_str(spec.label)
+            if config.is_site_run:
+                result.site_rankings[spec.label] = _rank_sites(
+                    config, spec, result, cache, progress, n_jobs
+                )
+                result.rankings[spec.label] = _named(
+                    _site_mean(result.site_rankings[spec.label]), spec.label
+                )
+            else:
+                X, y = result.X, result.y
+                key = cache.key("rank", fingerprint(X, y), spec_key(spec), seed, ranker=spec.name)
+                ranking, extras = cache.fetch(
+                    f"ranker {spec.label}",
+                    key,
+                    lambda s=spec, X=X, y=y: _fit_one(s, config, X, y, progress, n_jobs),
+                    check=check_fit(X.columns),
+                )
+                result.rankings[spec.label] = _named(ranking, spec.label)
+                if extras:
+                    result.pareto[spec.label] = extras
+            save()
+            bar.update(1)
+
+
+def _rank_sites(config, spec, result, cache, progress, n_jobs):
+    from aggregation.federated import rank_sites
+
+    frames, target = {}, "__target__"
+    for name, (X, y) in result.units.items():
+        frames[name] = X if y is None else X.assign(**{target: np.asarray(y)})
+    has_y = all(y is not None for _, y in result.units.values())
+    methods = tuple(m for m in config.aggregation.methods)
+    weights = config.aggregation.weights
+    parts = [(n, fingerprint(X, y)) for n, (X, y) in result.units.items()]
+    key = cache.key(
+        "sites", parts, spec_key(spec), config.random_state, methods, weights, ranker=spec.name
+    )
+    est = make_ranker(spec, config, main=False)
+    if "random_state" in est.get_params(deep=False) and "random_state" not in spec.params:
+        est.set_params(random_state=None)  # rank_sites spawns one seed per site
+
+    def compute():
+        with progress.tasks(f"{spec.label}: sites", len(frames), unit="site") as update:
+            return rank_sites(
+                frames,
+                est,
+                target=target if has_y else None,
+                aggregate=methods,
+                weights=weights,
+                n_jobs=n_jobs,
+                random_state=config.random_state,
+                on_error="report",
+                progress=update,
+            )
+
+    sites = cache.fetch(
+        f"ranker {spec.label} (sites)", key, compute, check=check_sites(result.units)
+    )
+    for site, error in sites.failed.items():
+        result.notes.append(f"ranker {spec.label}: site {site} failed: {error}")
+    return sites
+
+
+def _site_mean(site_rankings) -> Ranking:
+    ranking = site_rankings.aggregated.get("mean_rank")
+    if ranking is None:
+        ranking = combine.mean_rank(list(site_rankings.rankings.values()))
+    return ranking
+
+
+def _combine(method: str, rankings: list, labels: list[str], weights) -> Any:
+    if method == "weighted_mean_rank":
+        w = [1.0] * len(labels) if weights is None else [weights[label] for label in labels]
+        return combine.weighted_mean_rank(rankings, w)
+    return getattr(combine, method)(rankings)
+
+
+def aggregate(config: RunConfig, result: RunResult) -> None:
+    """The rankings combined by every configured method, and compared pairwise."""
+    labels = list(result.rankings)
+    if config.is_site_run:
+        per_ranker = {m: [] for m in config.aggregation.methods}
+        for sites in result.site_rankings.values():
+            for m in per_ranker:
+                per_ranker[m].append(sites.aggregated[m])
+        inputs = per_ranker
+        weights = None  # sites were weighted inside each ranker; rankers count alike
+    else:
+        inputs = {m: list(result.rankings.values()) for m in config.aggregation.methods}
+        weights = config.aggregation.weights
+    for method, rankings_ in inputs.items():
+        try:
+            agg = _combine(method, rankings_, labels, weights)
+        except rankers.MoweightsError as exc:
+            result.notes.append(f"aggregation {method} skipped: {exc}")
+            continue
+        result.aggregated[method] = _named(agg, method)
+    if len(labels) > 1:
+        k = min(config.aggregation.compare_k, len(result.feature_names))
+        for measure in config.aggregation.compare:
+            kw = {"k": k} if measure in ("jaccard", "kuncheva", "rbo") else {}
+            try:
+                result.similarity[measure] = compare.pairwise(
+                    list(result.rankings.values()), measure, labels=labels, **kw
+                )
+            except rankers.MoweightsError as exc:
+                result.notes.append(f"similarity {measure} skipped: {exc}")
+
+
+def _named(ranking, method: str):
+    if isinstance(ranking, GenericRanking):
+        return GenericRanking(ranking.blocks, method=method)
+    return Ranking(ranking.names, ranking.scores, method=method)
+
+
+def feature_order(ranking) -> list[str]:
+    """Features best first; a generic ranking's ties in natural name order."""
+    if isinstance(ranking, Ranking):
+        return list(ranking.order)
+    return [f for block in ranking.blocks for f in sorted(block, key=natural_key)]
