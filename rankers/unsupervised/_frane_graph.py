@@ -19,9 +19,9 @@ from rankers.preprocessing import column_norms, minmax_scale
 __all__ = ["EdgeList", "FiledPairs", "dissimilarities", "rqh_upper_bound"]
 
 # entries of the Gram tile (block of rows x all later columns) computed at once: 64 MB
-_TILE = 2**23
+TILE = 2**23
 # pairs handled at once when filing or gathering: ~4M (a few tens of MB of temporaries)
-_CHUNK = 2**22
+CHUNK = 2**22
 
 
 def dissimilarities(X: np.ndarray, similarity: str, scaling: str) -> np.ndarray:
@@ -37,7 +37,7 @@ def dissimilarities(X: np.ndarray, similarity: str, scaling: str) -> np.ndarray:
         n = Z.shape[1]
         d = np.empty(n * (n - 1) // 2)
         starts = pair_starts(n)
-        block = max(1, _TILE // max(n, 1))
+        block = max(1, TILE // max(n, 1))
         for a in range(0, n - 1, block):
             b = min(a + block, n - 1)
             tile = Z[:, a:b].T @ Z[:, a:]  # rows a..b-1, columns a..n-1
@@ -69,11 +69,11 @@ def pair_starts(n: int) -> np.ndarray:
 
 
 def chunks(n: int):
-    """Row ranges ``(a, b)`` of the condensed vector, ~``_CHUNK`` pairs each, with bounds."""
+    """Row ranges ``(a, b)`` of the condensed vector, ~``CHUNK`` pairs each, with bounds."""
     starts = pair_starts(n)
     a = 0
     while a < n - 1:
-        b = int(np.searchsorted(starts, starts[a] + _CHUNK, side="right")) - 1
+        b = int(np.searchsorted(starts, starts[a] + CHUNK, side="right")) - 1
         b = min(max(b, a + 1), n - 1)
         yield a, b, int(starts[a]), int(starts[b])
         a = b

@@ -15,8 +15,8 @@ from rankers.base import BaseRanker
 from rankers.memory import check_memory
 from rankers.ties import TIE_RTOL, first_max
 from rankers.unsupervised._frane_graph import (
-    _CHUNK,
-    _TILE,
+    CHUNK,
+    TILE,
     FiledPairs,
     dissimilarities,
     rqh_upper_bound,
@@ -442,8 +442,8 @@ def _peak_bytes(
     pairs = n * (n - 1) / 2
     T = int(n_thresholds)
     held = 8.0 * pairs + (1.0 if T < 255 else 2.0) * pairs
-    tile = 16.0 * min(_TILE, n * n) if similarity in ("abs_correlation", "correlation") else 0.0
-    filing = 64.0 * min(_CHUNK, pairs) + 32.0 * n * T
+    tile = 16.0 * min(TILE, n * n) if similarity in ("abs_correlation", "correlation") else 0.0
+    filing = 64.0 * min(CHUNK, pairs) + 32.0 * n * T
     order = 8.0 * pairs if thresholds in ("linear_median", "quantile") else 0.0
     graphs = 16.0 * n * T + _EDGE_BYTES * n_edges
     return held + max(tile, filing, order, graphs) + 16.0 * m * n

@@ -422,8 +422,8 @@ def test_tiles_and_chunks_change_nothing(monkeypatch, similarity):
     X = np.random.default_rng(3).normal(size=(40, 90))
     whole = FRANeRanker(similarity=similarity).fit(X)
     r = np.corrcoef(X, rowvar=False)[np.triu_indices(90, 1)]
-    monkeypatch.setattr(graph, "_TILE", 200)  # 2 rows of the triangle per product
-    monkeypatch.setattr(graph, "_CHUNK", 300)  # a few rows per filing pass
+    monkeypatch.setattr(graph, "TILE", 200)  # 2 rows of the triangle per product
+    monkeypatch.setattr(graph, "CHUNK", 300)  # a few rows per filing pass
     got = graph.dissimilarities(X, similarity, "minmax")
     expected = 1 - (r if similarity == "correlation" else np.abs(r))
     np.testing.assert_allclose(got, expected, atol=1e-12)
