@@ -4,7 +4,9 @@ Each cell generates one data set with :func:`moweights.planted.make_planted` (st
 share of informative features × width × samples × seed), fits one ranker on it and scores
 the ranking by the precision and recall of the planted features among its first k (k =
 the number planted, so precision = recall; ``--k-factor 2`` looks at twice as many), with
-the fit's CPU seconds and the child process's peak memory. Unsupervised rankers run on
+the fit's CPU seconds and the child process's peak memory. Every column is standardised
+(mean 0, variance 1) unless ``--raw``: a planted signal also adds variance, and on raw
+columns the variance alone finds it. Unsupervised rankers run on
 every structure (on X alone); supervised rankers only where the structure has a class
 (``shift``, ``xor``, ``imbalanced``). A ranker that picks features at random recovers the
 share of informative features on average: the ``random`` row of every table.
@@ -78,6 +80,7 @@ def compute_cell(payload: dict) -> dict:
         n_samples=s["n_samples"],
         n_features=s["n_features"],
         informative=s["informative"],
+        standardize=s.get("standardize", True),
         random_state=s["seed"],
     )
     n_planted = int(data.truth.sum())
@@ -146,6 +149,7 @@ def make_cells(args, grid: dict) -> list[Cell]:
                             "n_samples": m,
                             "seed": seed,
                             "k_factor": args.k_factor,
+                            "standardize": not args.raw,
                         }
                         dataset = f"{structure}-{share:g}-{m}x{width}-s{seed}"
                         gen = code_fingerprint(modules=["moweights.planted"])
@@ -253,6 +257,12 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
         type=float,
         default=1.0,
         help="look at k = this times the number of planted features",
+    )
+    parser.add_argument(
+        "--raw",
+        action="store_true",
+        help="keep each column's scale (by default every column has variance 1, so the planted "
+        "signal cannot be found by its variance alone)",
     )
     parser.add_argument("--out", type=Path, help="folder for the tables and figures")
     add_run_arguments(parser, budget=300.0)

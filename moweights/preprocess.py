@@ -177,7 +177,12 @@ def prepare_table(
     if y is not None and len(y) != len(X):
         raise InvalidInputError(f"y has {len(y)} values for {len(X)} rows of X")
     X = X.copy()
-    y = None if y is None else pd.Series(y, index=X.index, name=getattr(y, "name", None))
+    # by position, as the rankers pair them (a Series would be aligned by its labels)
+    y = (
+        None
+        if y is None
+        else pd.Series(np.asarray(y), index=X.index, name=getattr(y, "name", None))
+    )
     steps: list[str] = []
 
     if y is not None and y.isna().any():

@@ -156,7 +156,10 @@ def _resolve(p, where: str, path: str | None, base_dir: Path) -> Path | None:
     resolved = Path(path).expanduser()
     resolved = resolved if resolved.is_absolute() else (base_dir / resolved).resolve()
     if not resolved.is_file():
-        p.add(where, f"file not found: {resolved}")
+        from moweights.fetch import missing_file_hint
+
+        hint = missing_file_hint(resolved)
+        p.add(where, f"file not found: {resolved}" + (f"; {hint}" if hint else ""))
     return resolved
 
 
@@ -168,7 +171,13 @@ def _check_data(p, data: dict, sites, base_dir: Path, given: dict) -> dict:
     elif sites is None and not source:
         p.add("[data]", "missing: give builtin = NAME or path = FILE (or [[sites]] blocks)")
     data["path"] = _resolve(p, "[data].path", data["path"], base_dir)
-    _check_columns(p, "[data]", data["path"], data, data["drop"])
+    if data["transpose"]:
+        if data["path"] is None:
+            p.add("[data].transpose", "applies to a data file (path = ...)")
+        elif data["site_column"] is not None:
+            p.add("[data].site_column", "a transposed table has no site column")
+    else:  # a transposed file's header names the samples, not the features
+        _check_columns(p, "[data]", data["path"], data, data["drop"])
     if data["builtin"] is not None:
         for key in ("target", "site_column"):
             if data[key] is not None:

@@ -16,6 +16,7 @@ from aggregation.compare import MEASURES
 from aggregation.evaluation.error_curves import WEIGHTINGS
 from aggregation.evaluation.topk import METRICS
 from moweights.datasets import DATASETS
+from moweights.preprocess import CATEGORICAL, MISSING
 
 __all__ = [
     "AGGREGATIONS",
@@ -242,6 +243,15 @@ SCHEMA = Section("", "moweights run configuration: rank features with several ra
         K("drop", Array(STRING), "columns to leave out (identifiers, dates)", []),
         K("n_samples", Integer(4), "rows to use: the size of a generated data set, or a seeded "
           "random subsample of a larger one"),
+        K("transpose", BOOLEAN, "the file holds one row per feature (genes as rows), its first "
+          "column naming them and one column per sample; target names a row", False),
+        K("missing", String(*MISSING), "what to do with missing values: 'error' stops with the "
+          "columns named; drop_rows / drop_columns / impute_median / impute_mean / "
+          "impute_most_frequent (scikit-learn's SimpleImputer; rows with a missing target "
+          "are dropped)", "error"),
+        K("categorical", String(*CATEGORICAL), "what to do with text columns: 'error' stops "
+          "with the columns named; onehot (one 0/1 column per value), ordinal (sorted value "
+          "codes) or drop", "error"),
     ), exclusive=("builtin", "path")),
     Section("sites", "Data sites of a federated run, one [[sites]] block each; every site is "
             "ranked on its own and only the rankings are combined. Instead of [data].", (

@@ -11,8 +11,9 @@ import pandas as pd
 import rankers
 from moweights.config import RunConfig
 from moweights.datasets import load_dataset, load_file, split_sites, subsample
+from moweights.preprocess import prepare_table, transpose_table
 
-__all__ = ["fingerprint", "is_classes", "load_data", "load_units"]
+__all__ = ["fingerprint", "is_classes", "load_data", "load_units", "prepare_units"]
 
 
 def _prepare(X: pd.DataFrame, y, drop) -> tuple[pd.DataFrame, pd.Series | None]:
@@ -20,6 +21,36 @@ def _prepare(X: pd.DataFrame, y, drop) -> tuple[pd.DataFrame, pd.Series | None]:
     if missing:
         raise rankers.InvalidInputError(f"[data].drop names columns the data lacks: {missing}")
     return X.drop(columns=list(drop)), y
+
+
+def _read(data) -> tuple[pd.DataFrame, pd.Series | None]:
+    """``[data].path``'s table as (X, y), turned first when it holds genes as rows."""
+    if not data.transpose:
+        return load_file(data.path, target=data.target)
+    frame = transpose_table(load_file(data.path)[0], target=data.target)
+    if data.target is None:
+        return frame, None
+    return frame.drop(columns=data.target), frame[data.target].rename("target")
+
+
+def prepare_units(config: RunConfig, units: dict) -> tuple[dict, list[str]]:
+    """Apply ``[data]``'s missing / categorical options to every unit; the steps taken.
+
+    Under the defaults ("error") a table with gaps or text columns stops the run with the
+    columns named and the option that handles them.
+    """
+    data = config.data
+    out, notes = {}, []
+    for name, (X, y) in units.items():
+        try:
+            prepared = prepare_table(X, y, missing=data.missing, categorical=data.categorical)
+        except rankers.InvalidInputError as exc:
+            where = f"site {name!r}: " if len(units) > 1 else ""
+            raise rankers.InvalidInputError(f"{where}{exc} ([data] options)") from None
+        out[name] = (prepared.X, prepared.y)
+        where = f"{name}: " if len(units) > 1 else ""
+        notes += [f"data {where}{step}" for step in prepared.steps]
+    return out, notes
 
 
 def load_units(config: RunConfig) -> dict[str, tuple[pd.DataFrame, pd.Series | None]]:
@@ -47,7 +78,7 @@ def load_units(config: RunConfig) -> dict[str, tuple[pd.DataFrame, pd.Series | N
         X, y = load_dataset(data.builtin, data.n_samples, random_state=seed)
         name = data.builtin
     else:
-        X, y = load_file(data.path, target=data.target)
+        X, y = _read(data)
         X, y = subsample(X, y, data.n_samples, seed)
         name = Path(data.path).name.split(".")[0]
     if data.site_column is not None:
@@ -58,7 +89,7 @@ def load_units(config: RunConfig) -> dict[str, tuple[pd.DataFrame, pd.Series | N
 
 def load_data(config: RunConfig) -> tuple[pd.DataFrame, pd.Series | None]:
     """The data set named by a single-data configuration, as (X, y)."""
-    return next(iter(load_units(config).values()))
+    return next(iter(prepare_units(config, load_units(config))[0].values()))
 
 
 def is_classes(y) -> bool:

@@ -24,7 +24,7 @@ from moweights.config import RunConfig
 from moweights.output.files import make_output_dir
 from moweights.output.folder import RunFolder
 from moweights.pipeline.cache import StepCache
-from moweights.pipeline.data import load_units
+from moweights.pipeline.data import load_units, prepare_units
 from moweights.pipeline.evaluate import evaluate
 from moweights.pipeline.lock import RunLock
 from moweights.pipeline.progress import Progress
@@ -116,7 +116,8 @@ def _run_locked(config: RunConfig, out: Path, cache: bool | None, start: float) 
             if config.run.verbose == 0:
                 warnings.simplefilter("ignore")
             with _backend(config) as n_jobs:
-                result.units = load_units(config)
+                result.units, steps = prepare_units(config, load_units(config))
+                result.notes.extend(steps)
                 save()
                 rank(config, result, cacher, progress, save, n_jobs)
                 aggregate(config, result)

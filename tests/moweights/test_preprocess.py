@@ -140,3 +140,65 @@ def test_output_is_numeric_and_complete(values, missing, categorical):
         return
     assert out.X.notna().all().all()
     assert all(pd.api.types.is_numeric_dtype(out.X[c]) for c in out.X.columns)
+
+
+# ---------------------------------------------------------------- in a config run
+def _clinic_file(tmp_path):
+    X, y = _clinic()
+    X = pd.concat([X] * 3, ignore_index=True)  # 18 rows
+    X["outcome"] = np.tile(y.to_numpy(), 3)
+    X.to_csv(tmp_path / "clinic.csv", index=False)
+
+
+def _raw(**data):
+    return {
+        "data": {"path": "clinic.csv", "target": "outcome", **data},
+        "rankers": [{"name": "anova_f"}],
+        "evaluation": {"enabled": False},
+    }
+
+
+def test_a_config_run_without_options_names_the_columns(tmp_path):
+    from moweights import parse_config, run
+
+    _clinic_file(tmp_path)
+    config = parse_config(_raw(), base_dir=tmp_path)
+    with pytest.raises(InvalidInputError, match=r"missing values in 3 column\(s\).*\[data\]"):
+        run(config, tmp_path / "out")
+
+
+def test_a_config_run_with_options_records_the_steps(tmp_path):
+    from moweights import parse_config, run
+
+    _clinic_file(tmp_path)
+    config = parse_config(_raw(missing="impute_median", categorical="onehot"), base_dir=tmp_path)
+    result = run(config, tmp_path / "out")
+    scores = pd.read_csv(tmp_path / "out" / "scores.csv", index_col=0)
+    assert "ward=a" in scores.index and "smoker=yes" in scores.index
+    assert any("median" in note for note in result.notes)
+    assert any("one-hot" in note for note in result.notes)
+
+
+def test_a_config_names_bad_options_and_transposes_genes_as_rows(tmp_path):
+    from moweights import parse_config
+    from moweights.pipeline import load_data
+    from rankers.exceptions import ConfigError
+
+    with pytest.raises(ConfigError, match="missing"):
+        parse_config(
+            {"data": {"builtin": "iris", "missing": "guess"}, "rankers": [{"name": "variance"}]}
+        )
+    table = pd.DataFrame(
+        {"gene": ["A", "B", "label"], "s1": [1.0, 2.0, 0], "s2": [3.0, 5.0, 1], "s3": [0.5, 1.0, 0]}
+    )
+    table.to_csv(tmp_path / "genes.csv", index=False)
+    config = parse_config(
+        {
+            "data": {"path": "genes.csv", "target": "label", "transpose": True},
+            "rankers": [{"name": "variance"}],
+        },
+        base_dir=tmp_path,
+    )
+    X, y = load_data(config)
+    assert X.columns.tolist() == ["A", "B"] and X.index.tolist() == ["s1", "s2", "s3"]
+    assert y.tolist() == [0, 1, 0]
