@@ -165,6 +165,30 @@ def _parser() -> argparse.ArgumentParser:
         default="json",
         help="the JSON Schema (default) or the Markdown reference (docs/config.md)",
     )
+    fet = sub.add_parser(
+        "fetch",
+        parents=[common],
+        help="download a public benchmark data set, check it and print its path",
+        description="Download a benchmark data set into the local cache (MOWEIGHTS_DATA, or "
+        "~/.cache/moweights), check it against its SHA-256 and print the file's path, for "
+        "[data].path. Offline, the error says where to put a copy.",
+    )
+    fet.add_argument("source", choices=("skfeature", "pmlb"), help="the collection")
+    fet.add_argument("name", help="the data set, e.g. Isolet (scikit-feature) or sonar (PMLB)")
+    fet.add_argument("--data-home", metavar="DIR", help="cache folder (default as above)")
+
+    rec = sub.add_parser(
+        "recommend",
+        parents=[common],
+        help="which rankers the planted-structure atlas supports for a data file",
+        description="Read a data file's shape (rows, features, a class target and its "
+        "balance) and list the rankers that recovered the most planted features on the "
+        "atlas's data of the nearest shape (benchmarks/atlas.py), with the reason.",
+    )
+    rec.add_argument("data", help="a data file (.csv, .tsv, .parquet, .mat)")
+    rec.add_argument("--target", help="the class column (supervised rankers need one)")
+    rec.add_argument("--top", type=int, default=5, metavar="N", help="rankers shown (default 5)")
+    rec.add_argument("--atlas", metavar="CSV", help="another atlas run's atlas.csv")
     return parser
 
 
@@ -403,7 +427,33 @@ def _schema(args, verbosity: int) -> int:
     return EXIT_OK
 
 
+def _fetch(args, verbosity: int) -> int:
+    from moweights import fetch
+
+    if args.source == "skfeature":
+        path = fetch.skfeature_path(args.name, data_home=args.data_home)
+    else:
+        path = fetch.pmlb_path(args.name, data_home=args.data_home)
+    print(path)
+    return EXIT_OK
+
+
+def _recommend(args, verbosity: int) -> int:
+    from moweights.datasets import load_file
+    from moweights.recommend import recommend
+
+    X, y = load_file(args.data, target=args.target)
+    table = recommend(X, y, top=args.top, atlas=args.atlas)
+    kind = f"classes in {args.target!r}" if y is not None else "no target"
+    print(f"{args.data}: {X.shape[0]} rows x {X.shape[1]} features, {kind}")
+    for i, row in table.iterrows():
+        print(f"{i + 1}. {row['ranker']}: {row['why']}")
+    return EXIT_OK
+
+
 _COMMANDS = {
+    "fetch": _fetch,
+    "recommend": _recommend,
     "run": _run,
     "validate": _validate,
     "rankers": _rankers,

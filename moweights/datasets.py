@@ -1,4 +1,5 @@
-"""Data loaders: scikit-learn's bundled data sets and files (csv, parquet, .mat)."""
+"""Data: scikit-learn's bundled sets, files (csv, parquet, .mat), the papers' generators,
+the planted-structure generator and the public benchmark sets (fetched, checked, cached)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from aggregation.federated.io import read_error as _why  # one line: why a file 
 from aggregation.federated.io import read_table, table_format
 from aggregation.federated.sites import split_sites
 from aggregation.ranking import Ranking
+from moweights.fetch import fetch_openml, fetch_pmlb, fetch_skfeature
+from moweights.planted import Planted, make_planted
 from rankers.exceptions import DataFileError, InvalidInputError
 
 __all__ = [
@@ -18,10 +21,15 @@ __all__ = [
     "DATASETS",
     "ERROR_CURVE_DATA",
     "GENERATED",
+    "Planted",
+    "fetch_openml",
+    "fetch_pmlb",
+    "fetch_skfeature",
     "load_builtin",
     "load_dataset",
     "load_file",
     "make_error_curve_data",
+    "make_planted",
     "make_weighting_benchmark",
     "noisy_rankings",
     "read_columns",

@@ -34,6 +34,7 @@ __all__ = [
     "fetch_skfeature",
     "get_data_home",
     "missing_file_hint",
+    "pmlb_path",
     "skfeature_path",
 ]
 
@@ -226,6 +227,14 @@ def fetch_skfeature(name: str, *, data_home=None, download: bool = True):
     return pd.DataFrame(X, columns=[f"x{i}" for i in range(n)]), pd.Series(y, name="target")
 
 
+def pmlb_path(name: str, *, data_home=None, download: bool = True) -> Path:
+    """The checked local copy of a PMLB table (``.tsv.gz``, fetched when missing)."""
+    key, (sha, _, _, _) = _known(name, PMLB, "PMLB")
+    target = get_data_home(data_home) / "pmlb" / f"{key}.tsv.gz"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return _fetch_file(key, sha, PMLB_URL.format(name=key), target, download)
+
+
 def fetch_pmlb(name: str, *, data_home=None, download: bool = True):
     """A PMLB (UCI) table as ``(X, y)``: features by their names, ``target`` as ``y``.
 
@@ -236,11 +245,8 @@ def fetch_pmlb(name: str, *, data_home=None, download: bool = True):
     data_home, download
         As :func:`fetch_skfeature`; the file is ``<dir>/pmlb/<name>.tsv.gz``.
     """
-    key, (sha, m, n, _) = _known(name, PMLB, "PMLB")
-    target = get_data_home(data_home) / "pmlb" / f"{key}.tsv.gz"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    path = _fetch_file(key, sha, PMLB_URL.format(name=key), target, download)
-    frame = pd.read_csv(path, sep="\t")
+    key, (_, m, n, _) = _known(name, PMLB, "PMLB")
+    frame = pd.read_csv(pmlb_path(key, data_home=data_home, download=download), sep="\t")
     if frame.shape != (m, n + 1) or "target" not in frame.columns:
         raise DataFetchError(f"{key}: the table has shape {frame.shape}, expected {(m, n + 1)}")
     return frame.drop(columns="target").astype(np.float64), frame["target"]
