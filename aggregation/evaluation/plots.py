@@ -164,7 +164,7 @@ def plot_error_curves(
         axis.set_title(side.upper())
         axis.grid(True, alpha=0.3)
     axes[0].set_ylabel(ylabel)
-    axes[-1].legend(fontsize=FONT)
+    axes[-1].legend(fontsize=FONT, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     if title is not None:
         fig.suptitle(title)
     return fig
@@ -235,7 +235,7 @@ def plot_topk_curves(
     ax.set_xlabel("number of top-ranked features k")
     ax.set_ylabel(f"{metric} (lower is better)")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=FONT)
+    ax.legend(fontsize=FONT, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     if title is not None:
         ax.set_title(title)
     return fig

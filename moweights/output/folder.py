@@ -35,9 +35,16 @@ from typing import Any
 import pandas as pd
 
 from aggregation import GenericRanking, Ranking
+from moweights.output.baselines import RANDOM_ECA, RANDOM_TOPK
 from moweights.output.files import atomic_write, csv_text, json_text, records, safe_name
 
-__all__ = ["MANIFEST", "RunFolder", "curve_point", "summary_text"]
+__all__ = [
+    "MANIFEST",
+    "RunFolder",
+    "curve_point",
+    "identical_rankings",
+    "summary_text",
+]
 
 MANIFEST = "manifest.json"
 
@@ -148,6 +155,26 @@ def _evaluation(result) -> dict:
     return out
 
 
+def _target_name(cfg, y) -> str | None:
+    """The target as the user named it: the column of a data file, else the data's own."""
+    if y is None:
+        return None
+    named = cfg.data.get("target") or next(
+        (s.get("target") for s in cfg.sites if s.get("target")), None
+    )
+    return str(named) if named else f"{y.name} (the data set's own labels)"
+
+
+def identical_rankings(result) -> list[list[str]]:
+    """Groups of rankings (rankers' and aggregated) with exactly the same order."""
+    orders: dict[tuple, list[str]] = {}
+    named = dict(result.rankings)
+    named.update({m: r for m, r in result.aggregated.items() if hasattr(r, "order")})
+    for label, ranking in named.items():
+        orders.setdefault(tuple(ranking.order), []).append(label)
+    return [group for group in orders.values() if len(group) > 1]
+
+
 def _summary(result, status: str, files: list[str]) -> dict:
     cfg = result.config
     n_top = min(10, len(result.feature_names)) if result.units else 0
@@ -156,7 +183,7 @@ def _summary(result, status: str, files: list[str]) -> dict:
         data.update(
             n_samples=int(sum(len(X) for X, _ in result.units.values())),
             n_features=len(result.feature_names),
-            target=None if result.y is None else str(result.y.name),
+            target=_target_name(cfg, result.y),
             sites={s: len(X) for s, (X, _) in result.units.items()} if cfg.is_site_run else None,
         )
     ev = _evaluation(result)
@@ -185,6 +212,7 @@ def _summary(result, status: str, files: list[str]) -> dict:
             if stats is None
             else {k: v for k, v in stats.items() if k not in ("table", "pvalues")},
         },
+        "identical": identical_rankings(result),
         "notes": list(result.notes),
         "cache": {"reused": list(result.cached), "computed": list(result.computed)},
         "seconds": round(float(result.seconds), 2),
@@ -317,19 +345,12 @@ def summary_text(folder) -> str:
         text = agg["generic"]["text"]
         text = text if len(text) <= 100 else text[:97] + "..."
         lines += ["", f"generic ranking: s = {agg['generic']['s']} block(s): {text}"]
+    for group in summary.get("identical") or []:
+        lines.append(f"  identical rankings: {' = '.join(group)} (their evaluations are shared)")
     ev = summary["evaluation"]
-    if ev.get("at_k"):
-        lines += [
-            "",
-            f"{ev['metric'].upper()} of {ev['cv']}-fold kNN at k top features (lower is better):",
-        ]
-        for row in ev["at_k"]:
-            where = f"{row['ranker']} @ {row['site']}" if "site" in row else row["ranker"]
-            lines.append(f"  {where:<24} k={row['k']:<3d} {row['mean']:.4f} ± {row['std']:.4f}")
-    if ev.get("eca"):
-        lines += ["", "ECA against a random ranking (> 0: better than random):"]
-        for row in ev["eca"]:
-            lines.append(f"  {row['ranking']:<24} {row['weighting']:<12} {row['eca']:+.4f}")
+    topk, eca = _topk_lines(ev), _eca_lines(ev)
+    # with a class target the supervised error curves fit the task: they come first
+    lines += (eca + topk) if data.get("target") and eca else (topk + eca)
     st = ev.get("statistics")
     if st:
         fr, ne = st["friedman"], st["nemenyi"]
@@ -342,8 +363,34 @@ def summary_text(folder) -> str:
     for note in summary["notes"]:
         lines.append(f"note: {note}")
     cache = summary.get("cache", {})
-    reused = f", {len(cache['reused'])} step(s) from the cache" if cache.get("reused") else ""
+    shared = {label for group in summary.get("identical") or [] for label in group[1:]}
+    earlier = [w for w in cache.get("reused", []) if w.rsplit(" ", 1)[-1] not in shared]
+    reused = f", {len(earlier)} step(s) from an earlier run's cache" if earlier else ""
     manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     n_files = len(manifest["files"]) + 1
     lines += ["", f"wrote {n_files} files to {folder}/ in {summary['seconds']:.1f} s{reused}"]
     return "\n".join(lines)
+
+
+def _topk_lines(ev: dict) -> list[str]:
+    if not ev.get("at_k"):
+        return []
+    lines = [
+        "",
+        f"{ev['metric'].upper()} of {ev['cv']}-fold kNN at k top features (lower is better):",
+    ]
+    for row in ev["at_k"]:
+        where = f"{row['ranker']} @ {row['site']}" if "site" in row else row["ranker"]
+        lines.append(f"  {where:<24} k={row['k']:<3d} {row['mean']:.4f} ± {row['std']:.4f}")
+    lines.append(f"  {RANDOM_TOPK}")
+    return lines
+
+
+def _eca_lines(ev: dict) -> list[str]:
+    if not ev.get("eca"):
+        return []
+    lines = ["", "ECA against a random ranking (> 0: better than random):"]
+    for row in ev["eca"]:
+        lines.append(f"  {row['ranking']:<24} {row['weighting']:<12} {row['eca']:+.4f}")
+    lines.append(f"  {RANDOM_ECA}")
+    return lines

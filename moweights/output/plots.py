@@ -31,7 +31,7 @@ def _save(fig, path: Path) -> bytes:
     import matplotlib.pyplot as plt
 
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
     atomic_write(path, buffer.getvalue())
     return buffer.getvalue()
@@ -104,7 +104,7 @@ def _clustering(folder: Path):
         ax.set_xlabel("top features")
         ax.set_title(f"k-means {metric} (higher is better)", fontsize=10)
         ax.grid(alpha=0.3)
-    axes[0][-1].legend(fontsize=7)
+    axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.tight_layout()
     return fig
 
@@ -124,7 +124,13 @@ def _similarity(folder: Path):
     for ax, path in zip(axes[0], files, strict=True):
         matrix = pd.read_csv(path, index_col=0)
         measure = path.stem.removeprefix("similarity_")
-        plot_pairwise(matrix, ax=ax, title=f"rankers: {measure}")
+        # the colours span the pairs of different rankers: the diagonal (a ranking with
+        # itself: n for the s-measure, 1 for a correlation) would wash out every other cell
+        values = matrix.to_numpy(dtype=float)
+        off = values[~np.eye(len(values), dtype=bool)]
+        off = off[np.isfinite(off)]
+        limits = (off.min(), off.max()) if off.size and off.min() < off.max() else (None, None)
+        plot_pairwise(matrix, ax=ax, title=f"rankers: {measure}", vmin=limits[0], vmax=limits[1])
     fig.tight_layout()
     return fig
 

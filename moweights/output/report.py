@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from moweights.output.baselines import RANDOM_ECA, RANDOM_TOPK
 from moweights.output.files import atomic_write
 from moweights.output.plots import draw, load
 
@@ -110,6 +111,10 @@ def page(folder, images: list[tuple[str, bytes, str]]) -> str:
     at_k_columns = [c for c in ("site", "ranker", "k", "mean", "std") if at_k and c in at_k[0]]
     eca_rows, eca_columns = _eca_table(ev.get("eca") or [])
     context = {
+        "identical": [" = ".join(group) for group in summary.get("identical") or []],
+        "random_topk": RANDOM_TOPK,
+        "random_eca": RANDOM_ECA,
+        "pareto_tables": _pareto_tables(folder),
         "name": data.get("name", folder.name),
         "status": summary.get("status", "unknown"),
         "source": summary.get("source", ""),
@@ -138,3 +143,29 @@ def page(folder, images: list[tuple[str, bytes, str]]) -> str:
         ),
     }
     return _environment().get_template(PAGE).render(context)
+
+
+def _pareto_tables(folder: Path) -> list[dict]:
+    """Per NSGA-II weighting ranker: each feature's weight averaged over the Pareto set
+    (the numbers the weighting paper's tables print) next to its mean-rank score."""
+    scores = folder / "scores.csv"
+    scores = pd.read_csv(scores, index_col=0) if scores.is_file() else None
+    tables = []
+    for path in sorted(folder.glob("pareto_*_weights.csv")):
+        stem = path.name.removeprefix("pareto_").removesuffix("_weights.csv")
+        mean = pd.read_csv(path, index_col=0).mean(axis=0)
+        column = next(
+            (c for c in (scores.columns if scores is not None else []) if c == stem), None
+        )
+        rows = []
+        for feature in mean.sort_values(ascending=False, na_position="last").index:
+            score = scores.at[feature, column] if column is not None else None
+            rows.append(
+                {
+                    "feature": feature,
+                    "mean weight": "constant" if pd.isna(mean[feature]) else f"{mean[feature]:.3f}",
+                    "mean-rank score": "" if score is None or pd.isna(score) else f"{score:.3f}",
+                }
+            )
+        tables.append({"label": stem, "rows": rows})
+    return tables
