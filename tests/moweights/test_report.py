@@ -151,3 +151,81 @@ def test_non_finite_statistics_are_written_as_standard_json(tmp_path):
     assert float(stats_json["friedman"]["f_statistic"]) == np.inf
     assert "Friedman over 3 folds" in summary_text(tmp_path / "out")
     assert "F = inf" in (tmp_path / "out" / "report.html").read_text()
+
+
+# ---------------------------------------------------------------- what a newcomer reads
+def test_identical_rankings_are_named_and_the_baselines_explained(tmp_path):
+    raw = {
+        "data": {"builtin": "iris"},
+        "rankers": [
+            {"name": "variance"},
+            {"name": "variance", "label": "twin"},
+            {"name": "laplacian"},
+        ],
+        "aggregation": {"methods": ["mean_rank", "borda"]},
+        "evaluation": {
+            "cv": 3,
+            "topk": {"n_random": 2, "ks": [1, 2]},
+            "error_curves": {"enabled": False},
+            "clustering": {"enabled": False},
+        },
+        "run": {"verbose": 0, "random_state": 0},
+    }
+    out = tmp_path / "out"
+    run(parse_config(raw), out)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["identical"][0][:2] == ["variance", "twin"]
+    assert summary["data"]["target"] == "target (the data set's own labels)"
+    text = summary_text(out)
+    assert "identical rankings: variance = twin" in text  # (and their mean rank)
+    assert "from an earlier run's cache" not in text  # the twin's steps are shared, not reused
+    assert "random: k features drawn at random" in text
+    page = (out / "report.html").read_text()
+    assert "Identical rankings: variance = twin" in page
+    assert "a measure of coverage, not of relevance" in page
+
+
+def test_a_data_files_target_column_is_shown_by_its_name(tmp_path):
+    X, y = (
+        pd.DataFrame(np.random.default_rng(0).normal(size=(30, 4)), columns=list("abcd")),
+        (np.repeat([0, 1], 15)),
+    )
+    X.assign(diagnosis=y).to_csv(tmp_path / "d.csv", index=False)
+    raw = {
+        "data": {"path": "d.csv", "target": "diagnosis"},
+        "rankers": [{"name": "anova_f"}],
+        "evaluation": {"enabled": False},
+    }
+    run(parse_config(raw, base_dir=tmp_path), tmp_path / "out")
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["data"]["target"] == "diagnosis"
+
+
+def test_similarity_colours_span_the_pairs_not_the_diagonal(folder):
+    import matplotlib.pyplot as plt
+
+    from moweights.output.plots import _similarity
+
+    fig = _similarity(folder)
+    matrix = pd.read_csv(folder / "similarity_s_measure.csv", index_col=0).to_numpy(float)
+    off = matrix[~np.eye(len(matrix), dtype=bool)]
+    image = next(a for a in fig.axes if a.images).images[0]
+    assert image.get_clim() == (off.min(), off.max())
+    plt.close(fig)
+
+
+def test_the_pareto_table_holds_the_averaged_weights(tmp_path):
+    raw = {
+        "data": {"builtin": "weighting_benchmark", "n_samples": 40},
+        "rankers": [{"name": "mo_weighting", "params": {"pop_size": 8, "n_gen": 3}}],
+        "evaluation": {"enabled": False},
+        "run": {"verbose": 0, "random_state": 0},
+    }
+    out = tmp_path / "out"
+    run(parse_config(raw), out)
+    weights = pd.read_csv(out / "pareto_mo_weighting_weights.csv", index_col=0)
+    page = (out / "report.html").read_text()
+    assert "averaged over the Pareto set" in page
+    best = weights.mean().idxmax()
+    assert re.search(rf"<td>{best}</td>\s*<td[^>]*>{weights.mean()[best]:.3f}</td>", page)
+    assert "constant" in page  # f7 and f8 are set aside
