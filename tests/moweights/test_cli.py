@@ -138,7 +138,8 @@ def test_summary_and_manifest(two_runs):
     summary = json.loads((a / "summary.json").read_text())
     assert summary["status"] == "complete"
     assert summary["data"] == {
-        "name": "wine", "n_samples": 178, "n_features": 13, "target": "target", "sites": None
+        "name": "wine", "n_samples": 178, "n_features": 13,
+        "target": "target (the data set's own labels)", "sites": None,
     }  # fmt: skip
     assert [r["label"] for r in summary["rankers"]] == [
         "variance", "laplacian", "info_gain", "random_forest"
