@@ -272,6 +272,9 @@ SCHEMA = Section("", "moweights run configuration: rank features with several ra
           "('generic' is the ordered partition they all agree on)", ["mean_rank", "generic"]),
         K("weights", Table(Number(0)), "weights of weighted_mean_rank: ranker label -> weight "
           "(site runs: site name -> weight; default the site sizes)"),
+        K("tolerance", Number(0, 0.49), "share of the rankings allowed to disagree about each "
+          "feature's position in the 'generic' ranking, on each side (0: the paper's strict "
+          "definition, every ranking must agree; more tolerance never gives fewer blocks)", 0.0),
         K("compare", Array(String(*MEASURES)), "similarity measures between the rankers' "
           "rankings", ["spearman", "s_measure"]),
         K("compare_k", Integer(1), "top-k of the set measures (jaccard, kuncheva) and depth of "

@@ -203,6 +203,7 @@ def _summary(result, status: str, files: list[str]) -> dict:
             for s in cfg.rankers
         ],
         "aggregated": _aggregated_json(result.aggregated),
+        "generic_tolerance": float(cfg.aggregation.get("tolerance") or 0.0),
         "evaluation": {
             "metric": cfg.evaluation.topk.metric,
             "cv": cfg.evaluation.cv,
@@ -344,7 +345,14 @@ def summary_text(folder) -> str:
     if "generic" in agg:
         text = agg["generic"]["text"]
         text = text if len(text) <= 100 else text[:97] + "..."
-        lines += ["", f"generic ranking: s = {agg['generic']['s']} block(s): {text}"]
+        tol = summary.get("generic_tolerance") or 0.0
+        q = len(done) if not summary["data"].get("sites") else len(summary["data"]["sites"])
+        how = (
+            f" (tolerance {tol:g}: {int(tol * q)} of {q} rankings may disagree on each side)"
+            if tol
+            else ""
+        )
+        lines += ["", f"generic ranking{how}: s = {agg['generic']['s']} block(s): {text}"]
     for group in summary.get("identical") or []:
         lines.append(f"  identical rankings: {' = '.join(group)} (their evaluations are shared)")
     ev = summary["evaluation"]

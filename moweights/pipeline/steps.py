@@ -15,6 +15,7 @@ import pandas as pd
 import rankers
 from aggregation import GenericRanking, Ranking, combine, compare
 from aggregation.ranking import natural_key
+from aggregation.uncertainty import tolerant_generic
 from moweights.config import RunConfig
 from moweights.pipeline.cache import StepCache
 from moweights.pipeline.checks import EXTRAS, check_fit, check_sites
@@ -146,7 +147,9 @@ def _site_mean(site_rankings) -> Ranking:
     return ranking
 
 
-def _combine(method: str, rankings: list, labels: list[str], weights) -> Any:
+def _combine(method: str, rankings: list, labels: list[str], weights, tolerance=0.0) -> Any:
+    if method == "generic" and tolerance:
+        return tolerant_generic(rankings, tolerance)
     if method == "weighted_mean_rank":
         w = [1.0] * len(labels) if weights is None else [weights[label] for label in labels]
         return combine.weighted_mean_rank(rankings, w)
@@ -168,7 +171,7 @@ def aggregate(config: RunConfig, result: RunResult) -> None:
         weights = config.aggregation.weights
     for method, rankings_ in inputs.items():
         try:
-            agg = _combine(method, rankings_, labels, weights)
+            agg = _combine(method, rankings_, labels, weights, config.aggregation.tolerance)
         except rankers.MoweightsError as exc:
             result.notes.append(f"aggregation {method} skipped: {exc}")
             continue

@@ -369,3 +369,24 @@ def test_malformed_config_in_a_subprocess(tmp_path):
     assert "Traceback" not in proc.stderr
     assert "[data].builtin: invalid value 3; expected one of " in proc.stderr
     assert "[[rankers]][0].name: no ranker named 'nope'" in proc.stderr
+
+
+def test_generic_tolerance_reaches_the_aggregation(tmp_path):
+    from aggregation import generic
+    from aggregation.uncertainty import tolerant_generic
+    from moweights.pipeline import run
+
+    raw = {
+        "data": {"builtin": "breast_cancer"},
+        "rankers": [{"name": n} for n in ("variance", "laplacian", "anova_f", "chi2", "t_test")],
+        "aggregation": {"methods": ["generic"], "tolerance": 0.4},
+        "evaluation": {"enabled": False},
+    }
+    result = run(parse_config(raw), tmp_path / "a")
+    inputs = list(result.rankings.values())
+    assert result.aggregated["generic"].blocks == tolerant_generic(inputs, 0.4).blocks
+    strict = run(parse_config({**raw, "aggregation": {"methods": ["generic"]}}), tmp_path / "b")
+    assert strict.aggregated["generic"].blocks == generic(inputs).blocks
+    assert len(result.aggregated["generic"]) >= len(strict.aggregated["generic"])
+    with pytest.raises(ConfigError, match="tolerance"):
+        parse_config({**raw, "aggregation": {"tolerance": 0.6}})
