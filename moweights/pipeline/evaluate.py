@@ -98,36 +98,68 @@ def _targets(result) -> dict[str, Any]:
     return {**result.rankings, **simple}
 
 
+def _units(config, result) -> list[tuple[Any, Any]]:
+    """The data an evaluation runs on: the one data set, or each site's own (a site run).
+
+    In a site run every site evaluates the rankings on its own rows and only the curves
+    leave it; :func:`_site_mean` combines them, weighted by the sites' sizes.
+    """
+    if config.is_site_run:
+        return list(result.units.values())
+    return [(result.X, result.y)]
+
+
+def _site_mean(frames: list[pd.DataFrame], sizes: list[int], keys: list[str]) -> pd.DataFrame:
+    """Row-wise mean of curves with the same ``keys`` (one frame per site), size-weighted."""
+    if len(frames) == 1:
+        return frames[0]
+    w = np.asarray(sizes, dtype=np.float64) / float(sum(sizes))
+    values = [c for c in frames[0].columns if c not in keys]
+    out = frames[0][keys].copy()
+    for col in values:
+        out[col] = sum(
+            wi * f[col].to_numpy(dtype=np.float64) for wi, f in zip(w, frames, strict=True)
+        )
+    return out
+
+
 def _error_curves(config, result, cache, progress, save, n_jobs) -> None:
-    X, y = result.X, result.y
     ec = config.evaluation.error_curves
     common = dict(cv=config.evaluation.cv, grid=ec.grid, random_state=config.random_state)
-    fp = fingerprint(X, y)
+    units = _units(config, result)
+    sizes = [len(X) for X, _ in units]
+    fps = [fingerprint(X, y) for X, y in units]
     targets = _targets(result)
     curves, rows = {}, []
     with progress.bar(total=len(targets) + bool(ec.n_random), desc="error curves") as bar:
         if ec.n_random:
-            key = cache.key("expected", fp, ec.n_random, common)
+            parts = []
+            for (X, y), fp in zip(units, fps, strict=True):
+                key = cache.key("expected", fp, ec.n_random, common)
 
-            def expected():
-                with progress.tasks("expected curve", None, unit="point") as update:
-                    return expected_curve(
-                        X, y, n_random=ec.n_random, n_jobs=n_jobs, progress=update, **common
-                    )
+                def expected(X=X, y=y):
+                    with progress.tasks("expected curve", None, unit="point") as update:
+                        return expected_curve(
+                            X, y, n_random=ec.n_random, n_jobs=n_jobs, progress=update, **common
+                        )
 
-            check = check_table("i", "ffa", "rfa", "mean", "std")
-            result.expected = cache.fetch("expected random curve", key, expected, check)
+                check = check_table("i", "ffa", "rfa", "mean", "std")
+                parts.append(cache.fetch("expected random curve", key, expected, check))
+            result.expected = _site_mean(parts, sizes, ["i"])
             bar.update(1)
         for name, ranking in targets.items():
             bar.set_postfix_str(name)
-            key = cache.key("ffa_rfa", fp, feature_order(ranking), common)
+            parts = []
+            for (X, y), fp in zip(units, fps, strict=True):
+                key = cache.key("ffa_rfa", fp, feature_order(ranking), common)
 
-            def compute(ranking=ranking, name=name):
-                with progress.tasks(f"{name}: FFA/RFA", None, unit="point") as update:
-                    return ffa_rfa(ranking, X, y, n_jobs=n_jobs, progress=update, **common)
+                def compute(ranking=ranking, name=name, X=X, y=y):
+                    with progress.tasks(f"{name}: FFA/RFA", None, unit="point") as update:
+                        return ffa_rfa(ranking, X, y, n_jobs=n_jobs, progress=update, **common)
 
-            check = check_table("i", "ffa", "rfa")
-            curves[name] = cache.fetch(f"error curves {name}", key, compute, check)
+                check = check_table("i", "ffa", "rfa")
+                parts.append(cache.fetch(f"error curves {name}", key, compute, check))
+            curves[name] = _site_mean(parts, sizes, ["i"])
             for w in ec.weighting:
                 other = "random" if "magnitude" not in w else result.expected
                 rows.append(
@@ -142,9 +174,10 @@ def _error_curves(config, result, cache, progress, save, n_jobs) -> None:
 
 
 def _clustering(config, result, cache, progress, save, n_jobs) -> None:
-    X, y = result.X, result.y
+    units = _units(config, result)
+    sizes = [len(X) for X, _ in units]
     cl = config.evaluation.clustering
-    n = X.shape[1]
+    n = units[0][0].shape[1]
     k_features = (
         geometric_grid(n) if cl.k_features is None else sorted({min(k, n) for k in cl.k_features})
     )
@@ -157,19 +190,24 @@ def _clustering(config, result, cache, progress, save, n_jobs) -> None:
     targets = {name: feature_order(r) for name, r in _targets(result).items()}
     rng = np.random.default_rng(config.random_state)
     targets["random"] = [str(f) for f in rng.permutation(np.asarray(result.feature_names))]
-    fp = fingerprint(X, y)
+    fps = [fingerprint(X, y) for X, y in units]
     frames = []
     with progress.bar(total=len(targets), desc="clustering") as bar:
         for name, order in targets.items():
             bar.set_postfix_str(name)
-            key = cache.key("clustering", fp, order, settings)
+            parts = []
+            for (X, y), fp in zip(units, fps, strict=True):
+                key = cache.key("clustering", fp, order, settings)
 
-            def compute(order=order, name=name):
-                with progress.tasks(f"{name}: k-means", None, unit="run") as update:
-                    return cluster_scores(X, y, order, n_jobs=n_jobs, progress=update, **settings)
+                def compute(order=order, name=name, X=X, y=y):
+                    with progress.tasks(f"{name}: k-means", None, unit="run") as update:
+                        return cluster_scores(
+                            X, y, order, n_jobs=n_jobs, progress=update, **settings
+                        )
 
-            check = check_table("k_features", "evaluation", "metric", "mean", "std")
-            table = cache.fetch(f"clustering {name}", key, compute, check)
+                check = check_table("k_features", "evaluation", "metric", "mean", "std")
+                parts.append(cache.fetch(f"clustering {name}", key, compute, check))
+            table = _site_mean(parts, sizes, ["k_features", "evaluation", "metric"])
             frames.append(table.assign(ranking=name))
             both = pd.concat(frames, ignore_index=True)
             result.clustering = both[["ranking", *[c for c in both if c != "ranking"]]]
@@ -233,11 +271,15 @@ def evaluate(config, result, cache, progress, save, n_jobs) -> None:
         switch = ev[part].enabled
         if switch is False:
             continue
-        if config.is_site_run or not classes:
+        if not classes:
             if switch is True:
-                why = "not computed per site" if config.is_site_run else "needs a class target"
-                result.notes.append(f"{part} skipped: {why}")
+                result.notes.append(f"{part} skipped: needs a class target")
             continue
+        if config.is_site_run:
+            result.notes.append(
+                f"{part}: each site evaluated the rankings on its own rows; the curves are "
+                "averaged over the sites, weighted by their sizes (no data left a site)"
+            )
         step(config, result, cache, progress, save, n_jobs)
     _statistics(config, result)
     save()

@@ -229,3 +229,46 @@ def test_the_pareto_table_holds_the_averaged_weights(tmp_path):
     best = weights.mean().idxmax()
     assert re.search(rf"<td>{best}</td>\s*<td[^>]*>{weights.mean()[best]:.3f}</td>", page)
     assert "constant" in page  # f7 and f8 are set aside
+
+
+def test_a_federated_run_with_classes_evaluates_site_by_site(tmp_path):
+    from aggregation.evaluation import ffa_rfa
+    from moweights.datasets import load_dataset
+
+    raw = {
+        "sites": [
+            {"name": "north", "builtin": "wine", "rows": [0, 90]},
+            {"name": "south", "builtin": "wine", "rows": [90, 178]},
+        ],
+        "rankers": [{"name": "variance"}, {"name": "anova_f"}],
+        "aggregation": {"methods": ["mean_rank"]},
+        "evaluation": {
+            "cv": 3,
+            "topk": {"enabled": False},
+            "error_curves": {"grid": [1, 2, 4], "n_random": 0},
+            "clustering": {"k_features": [1, 2], "n_restarts": 1},
+        },
+        "run": {"verbose": 0, "random_state": 1},
+    }
+    result = run(parse_config(raw), tmp_path / "out")
+    assert result.status == "complete"
+    assert set(result.eca["ranking"]) == {"variance", "anova_f", "mean_rank"}
+    assert any("each site evaluated" in note for note in result.notes)
+    # the curve is the size-weighted mean of each site's own curve (90 and 88 rows)
+    X, y = load_dataset("wine", random_state=1)
+    ranking = result.rankings["anova_f"]
+    parts = [
+        ffa_rfa(
+            ranking,
+            X.iloc[a:b].reset_index(drop=True),
+            y.iloc[a:b].reset_index(drop=True),
+            cv=3,
+            grid=[1, 2, 4],
+            random_state=1,
+        )
+        for a, b in ((0, 90), (90, 178))
+    ]
+    want = (90 * parts[0]["ffa"].to_numpy() + 88 * parts[1]["ffa"].to_numpy()) / 178
+    got = result.error_curves.query("ranking == 'anova_f'")["ffa"].to_numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert (tmp_path / "out" / "clustering.csv").is_file()
