@@ -58,8 +58,8 @@ class SleepyVariance(BaseRanker):
 """
 
 
-def install_plugin(folder: Path) -> None:
-    """The sleepy ranker as an installed distribution on this process's and Flower's path."""
+def write_plugin(folder: Path) -> None:
+    """The sleepy ranker as an installed distribution in ``folder`` (put it on the path)."""
     (folder / "sleepy_plugin.py").write_text(PLUGIN)
     info = folder / "sleepy_plugin-1.0.dist-info"
     info.mkdir()
@@ -67,6 +67,11 @@ def install_plugin(folder: Path) -> None:
     (info / "entry_points.txt").write_text(
         "[moweights.rankers]\nsleepy_variance = sleepy_plugin:SleepyVariance\n"
     )
+
+
+def install_plugin(folder: Path) -> None:
+    """The sleepy ranker as an installed distribution on this process's and Flower's path."""
+    write_plugin(folder)
     sys.path.insert(0, str(folder))
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])]

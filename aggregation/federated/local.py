@@ -16,13 +16,28 @@ from pathlib import Path
 from aggregation.federated.flower_app import check_run_config, read_result, toml_values, write_app
 from aggregation.federated.rank import SiteRankings
 
-__all__ = ["LocalDeployment"]
+__all__ = ["LocalDeployment", "free_port", "stop_process_groups"]
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def stop_process_groups(procs, grace: float = 10.0) -> None:
+    """SIGTERM the process group of every process in ``procs``; SIGKILL what is left after
+    ``grace`` seconds. Each process must lead its own group (``start_new_session=True``)."""
+    for proc in procs:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+    for proc in procs:
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 class LocalDeployment:
@@ -89,7 +104,7 @@ class LocalDeployment:
 
     def _start(self) -> None:
         (self.workdir / "flwr-home").mkdir(parents=True, exist_ok=True)
-        port = _free_port()
+        port = free_port()
         self.address = f"127.0.0.1:{port}"
         local = ["--insecure", "--host", "127.0.0.1", "--port"]
         dry = "--disable-runtime-dependency-installation"  # all is installed: no `uv sync`
@@ -107,7 +122,7 @@ class LocalDeployment:
             conf = self.workdir / f"node-{site}.toml"  # a file: any path or name survives
             conf.write_text(toml_values({"site": site, **node_config}), encoding="utf-8")
             link = ["--superlink", self.address, "--node-config", str(conf)]
-            self._spawn(f"supernode-{site}", ["flower-supernode", *local, str(_free_port()), *link])
+            self._spawn(f"supernode-{site}", ["flower-supernode", *local, str(free_port()), *link])
             self.site_processes[site] = self.processes[-1]
         home = self.workdir / "flwr-home" / "config.toml"
         home.write_text(
@@ -160,16 +175,7 @@ class LocalDeployment:
 
     def stop(self) -> None:
         """Terminate every process started here (SIGTERM, then SIGKILL after 10 s)."""
-        for proc in self.processes:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-        for proc in self.processes:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop_process_groups(self.processes)
         self.processes.clear()
         self.site_processes.clear()
         # Flower detaches its SuperExecs into sessions of their own; they exit when their

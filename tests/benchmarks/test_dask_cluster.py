@@ -9,16 +9,15 @@ whatever the test did.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+
+from aggregation.federated.local import free_port, stop_process_groups
 
 from .test_protocols_smoke import _common, data, proto  # noqa: F401 (fixtures)
 
@@ -28,32 +27,12 @@ BIN = Path(sys.executable).parent
 STARTUP = 60.0  # seconds for the scheduler to listen and both workers to register
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _stop(procs: list[subprocess.Popen]) -> None:
-    """SIGTERM every process group, SIGKILL what is left after 10 s."""
-    for proc in procs:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-    for proc in procs:
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-
 @pytest.fixture
 def dask_cluster(tmp_path):
     """The address of a ``dask scheduler`` with two single-thread ``dask worker`` processes."""
     from distributed import Client
 
-    port = _free_port()
+    port = free_port()
     address = f"tcp://127.0.0.1:{port}"
     procs: list[subprocess.Popen] = []
     env = {**os.environ, "PATH": os.pathsep.join([str(BIN), os.environ.get("PATH", "")])}
@@ -80,7 +59,7 @@ def dask_cluster(tmp_path):
             client.wait_for_workers(2, timeout=STARTUP)
         yield address
     finally:
-        _stop(procs)
+        stop_process_groups(procs)
         assert all(p.poll() is not None for p in procs)
 
 

@@ -8,7 +8,9 @@ sites, name the dead site, and aggregate exactly what ``rank_sites`` gives on th
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -22,31 +24,22 @@ import rankers
 from aggregation.federated import rank_sites
 
 #: a ranker that marks when it starts (file ``<rows>.<pid>`` in $SLEEPY_MARKS) and then
-#: sleeps ``delay`` seconds: the rows tell the sites apart (each site has its own count)
-SLEEPY_PLUGIN = """
-import os
-import time
-from pathlib import Path
-
-from rankers import BaseRanker
+BENCH = Path(__file__).resolve().parents[3] / "benchmarks"
 
 
-class SleepyVariance(BaseRanker):
-    \"\"\"Variance, after ``delay`` seconds.\"\"\"
+def _bench():
+    """benchmarks/bench_federation_load.py, whose sleepy ranker plugin the tests share."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_federation_load", BENCH / "bench_federation_load.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    saved = list(sys.path)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = saved
+    return module
 
-    def __init__(self, delay=0.0):
-        self.delay = delay
-
-    def fit(self, X, y=None):
-        marks = os.environ.get("SLEEPY_MARKS")
-        if marks:
-            Path(marks, f"{len(X)}.{os.getpid()}").touch()
-        time.sleep(self.delay)
-        return super().fit(X, y)
-
-    def _score(self, X, y):
-        return X.var(axis=0)
-"""
 
 N_SITES = 5
 KILLED = ("site2", "site4")
@@ -55,15 +48,9 @@ DELAY = 8.0  # seconds each site ranks: the window in which a site is killed
 
 @pytest.fixture
 def sleepy_plugin(tmp_path_factory, monkeypatch):
-    """SLEEPY_PLUGIN as an installed distribution, on this process's and Flower's path."""
+    """The benchmark's sleepy ranker, installed on this process's and Flower's path."""
     folder = tmp_path_factory.mktemp("plugin")
-    (folder / "sleepy_plugin.py").write_text(SLEEPY_PLUGIN)
-    info = folder / "sleepy_plugin-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: sleepy-plugin\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(
-        "[moweights.rankers]\nsleepy_variance = sleepy_plugin:SleepyVariance\n"
-    )
+    _bench().write_plugin(folder)
     monkeypatch.syspath_prepend(str(folder))
     path = [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(path))
