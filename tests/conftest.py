@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+
+from aggregation.federated.local import free_port, stop_process_groups
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -87,3 +92,49 @@ def pytest_collection_modifyitems(config, items):
         in_sample = zlib.crc32(item.nodeid.encode()) % SLOW_SAMPLE_EVERY == 0
         if mode == "none" or not in_sample:
             item.add_marker(skip)
+
+
+# ------------------------------------------------------------------ a real Dask cluster
+BIN = Path(sys.executable).parent
+STARTUP = 60.0  # seconds for the scheduler to listen and both workers to register
+
+
+@pytest.fixture
+def dask_cluster(tmp_path):
+    """The address of a ``dask scheduler`` with two single-thread ``dask worker`` processes.
+
+    Started from the command line on a free port of 127.0.0.1, each process in a session of
+    its own; every one of them is stopped in the teardown, whatever the test did.
+    """
+    pytest.importorskip("distributed")
+    from distributed import Client
+
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    procs: list[subprocess.Popen] = []
+    env = {**os.environ, "PATH": os.pathsep.join([str(BIN), os.environ.get("PATH", "")])}
+
+    def spawn(name: str, args: list[str]) -> None:
+        with (tmp_path / f"{name}.log").open("wb") as log:
+            procs.append(
+                subprocess.Popen(
+                    [str(BIN / "dask"), *args],
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    cwd=tmp_path,
+                    start_new_session=True,  # stop() reaches the nanny's worker too
+                )
+            )
+
+    try:
+        local = ["--host", "127.0.0.1", "--no-dashboard"]
+        spawn("scheduler", ["scheduler", *local, "--port", str(port)])
+        for i in range(2):
+            spawn(f"worker{i}", ["worker", address, *local, "--nthreads", "1", "--name", f"w{i}"])
+        with Client(address, timeout=STARTUP) as client:
+            client.wait_for_workers(2, timeout=STARTUP)
+        yield address
+    finally:
+        stop_process_groups(procs)
+        assert all(p.poll() is not None for p in procs)

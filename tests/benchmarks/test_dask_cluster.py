@@ -1,15 +1,13 @@
 """The unsupervised protocol on a real Dask cluster started from the command line.
 
-``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1 (a free port, each in a
-session of its own), the harness pointed at the scheduler's address, and the same grid run
-locally: the numbers must be identical, and a second run against the cluster must find
-every cell in the cache. Every process started here is stopped in the fixture's teardown,
-whatever the test did.
+``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1 (the ``dask_cluster``
+fixture of ``tests/conftest.py``), the harness pointed at the scheduler's address, and the
+same grid run locally: the numbers must be identical, and a second run against the cluster
+must find every cell in the cache.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,50 +15,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from aggregation.federated.local import free_port, stop_process_groups
-
 from .test_protocols_smoke import _common, data, proto  # noqa: F401 (fixtures)
 
 pytest.importorskip("distributed")
-
-BIN = Path(sys.executable).parent
-STARTUP = 60.0  # seconds for the scheduler to listen and both workers to register
-
-
-@pytest.fixture
-def dask_cluster(tmp_path):
-    """The address of a ``dask scheduler`` with two single-thread ``dask worker`` processes."""
-    from distributed import Client
-
-    port = free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    procs: list[subprocess.Popen] = []
-    env = {**os.environ, "PATH": os.pathsep.join([str(BIN), os.environ.get("PATH", "")])}
-
-    def spawn(name: str, args: list[str]) -> None:
-        with (tmp_path / f"{name}.log").open("wb") as log:
-            procs.append(
-                subprocess.Popen(
-                    [str(BIN / "dask"), *args],
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                    cwd=tmp_path,
-                    start_new_session=True,  # stop() reaches the nanny's worker too
-                )
-            )
-
-    try:
-        local = ["--host", "127.0.0.1", "--no-dashboard"]
-        spawn("scheduler", ["scheduler", *local, "--port", str(port)])
-        for i in range(2):
-            spawn(f"worker{i}", ["worker", address, *local, "--nthreads", "1", "--name", f"w{i}"])
-        with Client(address, timeout=STARTUP) as client:
-            client.wait_for_workers(2, timeout=STARTUP)
-        yield address
-    finally:
-        stop_process_groups(procs)
-        assert all(p.poll() is not None for p in procs)
 
 
 def _run(argv: list[str], timeout: float = 300.0) -> None:
