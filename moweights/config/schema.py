@@ -210,6 +210,7 @@ class Section:
     required: bool = False
     sections: tuple[Section, ...] = ()
     exclusive: tuple[str, ...] = ()  # at most one of these keys
+    many: bool = False  # a table, or an array of tables ([data]: one data set or a study)
     one_of: tuple[str, ...] = ()  # exactly one of these keys (array items)
 
     def key(self, name: str) -> Key:
@@ -236,8 +237,15 @@ _WHEN_CLASSES = "true, false or 'auto' (when the target is a class label)"
 SCHEMA = Section("", "moweights run configuration: rank features with several rankers, "
                  "aggregate the rankings and evaluate them.", (), sections=(
     Section("data", "Where the data comes from: one data set, or one file split into sites "
-            "by a column.", (
+            "by a column. A study over several data sets: one [[data]] block per data set, or "
+            "paths = GLOB; every ranker runs on every data set and the report compares them "
+            "across the data sets (Friedman, Nemenyi, CD diagram).", (
         *_DATA_SOURCE,
+        K("paths", STRING, "a glob of data files (e.g. 'data/*.csv'), relative to the config "
+          "file: one data set per file, named by the file's stem (a study when it matches "
+          "several); the other keys apply to every file"),
+        K("name", STRING, "the data set's name in a study's outputs (default: the built-in's "
+          "name or the file's stem); unique"),
         K("site_column", STRING, "a column naming each row's site: every site is ranked on its "
           "own and only rankings are combined (a federated run)"),
         K("drop", Array(STRING), "columns to leave out (identifiers, dates)", []),
@@ -252,7 +260,7 @@ SCHEMA = Section("", "moweights run configuration: rank features with several ra
         K("categorical", String(*CATEGORICAL), "what to do with text columns: 'error' stops "
           "with the columns named; onehot (one 0/1 column per value), ordinal (sorted value "
           "codes) or drop", "error"),
-    ), exclusive=("builtin", "path")),
+    ), exclusive=("builtin", "path", "paths"), many=True),
     Section("sites", "Data sites of a federated run, one [[sites]] block each; every site is "
             "ranked on its own and only the rankings are combined. Instead of [data].", (
         K("name", STRING, "the site's name, unique", required=True),
