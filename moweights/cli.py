@@ -292,7 +292,7 @@ def _load(args, extra: Sequence[str] = ()):
 def _validate(args, verbosity: int) -> int:
     config = _load(args)
     if verbosity:
-        kind = "site run" if config.is_site_run else "run"
+        kind = "site run" if config.is_site_run else "study" if config.is_study else "run"
         print(
             f"{args.config}: OK ({kind} on {config.describe_data()}, {len(config.rankers)} rankers)"
         )

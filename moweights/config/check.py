@@ -218,7 +218,10 @@ def _check_datasets(p, data, sites, base_dir: Path, given) -> tuple[dict, list[d
     if not entries:  # reported above; the rest of the checks need a data table
         section = next(s for s in SCHEMA.sections if s.name == "data")
         return {k.name: k.default if k.has_default else None for k in section.keys}, []
-    return entries[0], entries if len(entries) > 1 else []
+    if len(entries) == 1:  # one data set: the single run it always was
+        entries[0]["name"] = data[0]["name"] if isinstance(data, list) else None
+        return entries[0], []
+    return entries[0], entries
 
 
 def _glob_paths(p, data: dict, base_dir: Path, given: dict) -> list[dict]:
