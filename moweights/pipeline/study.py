@@ -8,7 +8,9 @@ for one (one layer at a time: the data sets follow one another).
 Across the data sets, every evaluation score the runs computed becomes a table
 score[data set, method] -- the top-k kNN error at ``at_k`` (lower is better; the random
 baseline is a method) and, with class targets, ECA per weighting (higher is better; the
-random ranking's ECA is 0 by definition and is its row) -- and the methods are compared on
+random ranking's ECA is 0 by definition and is its row), and the k-means scores of the top
+features averaged over the ``k_features`` grid (``clustering_nmi``, ...; higher is better; a
+random order is the baseline) -- and the methods are compared on
 it with Friedman / Iman-Davenport and Nemenyi's critical difference
 (:mod:`aggregation.evaluation.stats`, Demšar 2006), the data sets being the blocks.
 A score with fewer than two data sets or methods gets the reason instead of statistics.
@@ -130,6 +132,12 @@ def _run_scores(run: RunResult, config: RunConfig) -> dict[str, tuple[dict[str, 
             values = dict(zip(part["ranking"], part["eca"].astype(float), strict=True))
             values["random"] = 0.0  # a random ranking's ECA against random, by definition
             out[f"eca_{weighting}"] = (values, True)
+    if run.clustering is not None and len(run.clustering):
+        table = run.clustering[run.clustering["evaluation"] == "all"]
+        for metric, part in table.groupby("metric", sort=False):
+            # the score over the k_features grid, averaged (an area under the curve)
+            means = part.groupby("ranking", sort=False)["mean"].mean().astype(float)
+            out[f"clustering_{metric}"] = (means.to_dict(), True)
     return out
 
 
