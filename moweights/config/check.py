@@ -20,7 +20,7 @@ from rankers.exceptions import ConfigError, MoweightsError
 
 __all__ = ["Problems", "check", "parse_config"]
 
-_TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".parquet")
+_TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".parquet", ".h5ad")  # no target unless named
 
 
 class Problems:
