@@ -9,6 +9,7 @@ says what would be valid.
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -250,10 +251,20 @@ def _glob_paths(p, data: dict, base_dir: Path, given: dict) -> list[dict]:
     return entries
 
 
+#: a data set's name is its sub-folder's: letters, digits, _ . - (never "..", never a path)
+_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?")
+
+
 def _unique_names(p, entries: list[dict], where: str) -> None:
     seen: dict[str, int] = {}
     for i, entry in enumerate(entries):
         entry["name"] = dataset_name(entry)
+        if not _NAME.fullmatch(entry["name"]):
+            p.add(
+                f"{where}[{i}].name" if where == "[[data]]" else where,
+                f"data set name {entry['name']!r} names its folder: use letters, digits, "
+                "_ . and - (starting and ending with a letter or digit)",
+            )
         if entry["name"] in seen:
             at = f"{where}[{i}].name" if where == "[[data]]" else where
             p.add(

@@ -120,7 +120,7 @@ class RunConfig:
             return f"{len(self.sites)} sites: " + ", ".join(s.name for s in self.sites)
         if self.is_study:
             return f"{len(self.datasets)} data sets: " + ", ".join(d.name for d in self.datasets)
-        name = self.data.builtin or Path(self.data.path).name
+        name = self.data.get("name") or self.data.builtin or Path(self.data.path).name
         return f"{name} by {self.data.site_column}" if self.data.site_column else name
 
     def to_dict(self) -> dict:

@@ -207,6 +207,8 @@ def test_paths_glob_makes_a_study_named_by_the_files(tmp_path):
          "[[data]][1].name", "reserved"),
         ('[[data]]\nbuiltin = "wine"\n[[data]]\nname = "nothing"\n', "[[data]][1]",
          "missing: give builtin"),
+        ('[[data]]\nbuiltin = "wine"\n[[data]]\nbuiltin = "iris"\nname = ".."\n',
+         "[[data]][1].name", "names its folder"),
         ('[data]\npaths = "nowhere/*.csv"\n', "[data].paths", "no file matches"),
         ('[data]\npaths = "*.csv"\npath = "t.csv"\n', "[data]", "give one of path and paths"),
     ],
