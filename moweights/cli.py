@@ -185,7 +185,7 @@ def _parser() -> argparse.ArgumentParser:
         "balance) and list the rankers that recovered the most planted features on the "
         "atlas's data of the nearest shape (benchmarks/atlas.py), with the reason.",
     )
-    rec.add_argument("data", help="a data file (.csv, .tsv, .parquet, .mat)")
+    rec.add_argument("data", help="a data file (.csv, .tsv, .parquet, .mat, .h5ad)")
     rec.add_argument("--target", help="the class column (supervised rankers need one)")
     rec.add_argument("--top", type=int, default=5, metavar="N", help="rankers shown (default 5)")
     rec.add_argument("--atlas", metavar="CSV", help="another atlas run's atlas.csv")
@@ -292,7 +292,7 @@ def _load(args, extra: Sequence[str] = ()):
 def _validate(args, verbosity: int) -> int:
     config = _load(args)
     if verbosity:
-        kind = "site run" if config.is_site_run else "run"
+        kind = "site run" if config.is_site_run else "study" if config.is_study else "run"
         print(
             f"{args.config}: OK ({kind} on {config.describe_data()}, {len(config.rankers)} rankers)"
         )

@@ -1,4 +1,4 @@
-"""Data: scikit-learn's bundled sets, files (csv, parquet, .mat), the papers' generators,
+"""Data: scikit-learn's bundled sets, files (csv, parquet, .mat, .h5ad), the papers' generators,
 the planted-structure generator and the public benchmark sets (fetched, checked, cached)."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from aggregation.federated.io import read_table, table_format
 from aggregation.federated.sites import split_sites
 from aggregation.ranking import Ranking
 from moweights.fetch import fetch_openml, fetch_pmlb, fetch_skfeature
+from moweights.h5ad import h5ad_columns, read_h5ad
 from moweights.planted import Planted, make_planted
 from rankers.exceptions import DataFileError, InvalidInputError
 
@@ -76,12 +77,12 @@ def load_builtin(name: str) -> tuple[pd.DataFrame, pd.Series]:
 
 def _kind(path: Path) -> str:
     suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] == ".mat":
-        return "mat"
+    if suffixes and suffixes[-1] in (".mat", ".h5ad"):
+        return suffixes[-1][1:]
     kind = table_format(path)
     if kind is None:
         raise DataFileError(
-            f"cannot read {path}: use .csv, .tsv (optionally .gz), .parquet or .mat"
+            f"cannot read {path}: use .csv, .tsv (optionally .gz), .parquet, .mat or .h5ad"
         )
     return kind
 
@@ -90,8 +91,9 @@ def read_columns(path) -> list[str]:
     """The column names of a data file, from its header only (a config check reads these).
 
     The first line of a csv/tsv file, a parquet file's schema (without the columns
-    pandas stores its index in), or for a ``.mat`` file ``x0``, ``x1``, ... from the shape
-    of its matrix ``X``: the data themselves are not read.
+    pandas stores its index in), for a ``.mat`` file ``x0``, ``x1``, ... from the shape
+    of its matrix ``X``, for an ``.h5ad`` file ``var``'s names and then ``obs``'s columns
+    (where its target is): the data themselves are not read.
 
     Raises
     ------
@@ -100,6 +102,8 @@ def read_columns(path) -> list[str]:
     """
     path = Path(path)
     kind = _kind(path)
+    if kind == "h5ad":
+        return h5ad_columns(path)
     try:
         if kind == "mat":
             from scipy.io import whosmat
@@ -123,16 +127,19 @@ def read_columns(path) -> list[str]:
 
 
 def load_file(path, target: str | None = None) -> tuple[pd.DataFrame, pd.Series | None]:
-    """Load a data table from csv / tsv (optionally gzipped), parquet or MATLAB .mat.
+    """Load a data table from csv / tsv (optionally gzipped), parquet, MATLAB .mat or AnnData.
 
     Parameters
     ----------
     path : str or Path
-        ``.csv``, ``.tsv`` (``.gz`` allowed), ``.parquet`` or ``.mat``. A ``.mat`` file
-        holds a matrix ``X`` and a label column ``Y`` (scikit-feature's layout).
+        ``.csv``, ``.tsv`` (``.gz`` allowed), ``.parquet``, ``.mat`` or ``.h5ad``. A ``.mat``
+        file holds a matrix ``X`` and a label column ``Y`` (scikit-feature's layout); an
+        ``.h5ad`` file (AnnData, read with h5py: ``moweights[h5ad]``) its matrix ``X``
+        (dense or sparse), named by ``var`` (see :mod:`moweights.h5ad`).
     target : str, optional
         Name of the target column of a table; it is removed from the features. For a
-        ``.mat`` file the target is ``Y`` when present.
+        ``.mat`` file the target is ``Y`` when present; for an ``.h5ad`` file a column of
+        ``obs``.
 
     Returns
     -------
@@ -152,6 +159,8 @@ def load_file(path, target: str | None = None) -> tuple[pd.DataFrame, pd.Series 
 
         hint = missing_file_hint(path)
         raise DataFileError(f"data file not found: {path}" + (f"; {hint}" if hint else ""))
+    if _kind(path) == "h5ad":
+        return read_h5ad(path, target)
     if _kind(path) == "mat":
         try:
             return _load_mat(path)

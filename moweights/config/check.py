@@ -9,6 +9,7 @@ says what would be valid.
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from rankers.exceptions import ConfigError, MoweightsError
 
 __all__ = ["Problems", "check", "parse_config"]
 
-_TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".parquet")
+_TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".parquet", ".h5ad")  # no target unless named
 
 
 class Problems:
@@ -86,6 +87,14 @@ def _check_table(section: Section, table: dict, label: str, problems: Problems) 
 
 
 def _check_section(section: Section, value: Any, label: str, problems: Problems):
+    if section.many and isinstance(value, list):  # [[data]]: one block per data set
+        label = f"[[{section.name}]]"
+        if not value:
+            problems.add(label, f"empty: add at least one {label} block")
+        if not all(isinstance(v, dict) for v in value):
+            problems.add(label, f"must be an array of tables ({label} blocks)")
+            return []
+        return [_check_table(section, v, f"{label}[{i}]", problems) for i, v in enumerate(value)]
     if section.array:
         if value is None:
             if section.required:
@@ -128,10 +137,10 @@ def parse_config(raw: dict, source: str = "<config>", base_dir=None) -> RunConfi
     base_dir = Path(base_dir) if base_dir is not None else Path.cwd()
     values = check(raw, p)
     sections = {s.name: s for s in SCHEMA.sections}
-    given = raw.get("data") if isinstance(raw, dict) and isinstance(raw.get("data"), dict) else {}
-    data = _check_data(p, values["data"], values["sites"], base_dir, given)
+    given = raw.get("data") if isinstance(raw, dict) else None
+    data, datasets = _check_datasets(p, values["data"], values["sites"], base_dir, given)
     sites = _check_sites(p, values["sites"] or [], data, base_dir)
-    specs = _check_rankers(p, values["rankers"] or [], data, sites)
+    specs = _check_rankers(p, values["rankers"] or [], data, sites or datasets)
     _check_aggregation(p, values["aggregation"], specs, bool(sites or data["site_column"]), sites)
     _check_rest(p, values)
     if p.items:
@@ -147,6 +156,7 @@ def parse_config(raw: dict, source: str = "<config>", base_dir=None) -> RunConfi
         output=Settings(values["output"]),
         run=Settings(values["run"]),
         source=source,
+        datasets=tuple(Settings(d) for d in datasets),
     )
 
 
@@ -163,31 +173,138 @@ def _resolve(p, where: str, path: str | None, base_dir: Path) -> Path | None:
     return resolved
 
 
-def _check_data(p, data: dict, sites, base_dir: Path, given: dict) -> dict:
+def dataset_name(data) -> str:
+    """A data set's name in outputs: its ``name``, else the built-in's, else the file's stem."""
+    if data.get("name"):
+        return str(data["name"])
+    if data.get("builtin") is not None:
+        return str(data["builtin"])
+    return Path(data["path"]).name.split(".")[0] if data.get("path") is not None else "data"
+
+
+def _check_datasets(p, data, sites, base_dir: Path, given) -> tuple[dict, list[dict]]:
+    """``[data]`` (one data set), ``[[data]]`` blocks or ``[data].paths`` (a study).
+
+    Returns the data set of a single run (a study's first) and a study's data sets (empty
+    unless there are at least two).
+    """
+    if isinstance(data, list):  # [[data]] blocks
+        entries = []
+        for i, entry in enumerate(data):
+            where = f"[[data]][{i}]"
+            raw = given[i] if isinstance(given, list) and isinstance(given[i], dict) else {}
+            for key, why in (
+                (
+                    "paths",
+                    "give one path = FILE per [[data]] block (paths = GLOB goes in a "
+                    "single [data] table)",
+                ),
+                ("site_column", "a study ranks whole data sets; a site run takes one [data]"),
+            ):
+                if entry[key] is not None:
+                    p.add(f"{where}.{key}", why)
+            entries.append(_check_data(p, entry, None, base_dir, raw, where))
+        if sites is not None and data:
+            p.add("[[sites]]", "a study ([[data]] blocks) has no [[sites]]; give one or the other")
+    elif data["paths"] is not None:
+        entries = _glob_paths(p, data, base_dir, given if isinstance(given, dict) else {})
+        if sites is not None:
+            p.add(
+                "[[sites]]",
+                "[data].paths makes a study, which has no [[sites]]; give one or the other",
+            )
+    else:
+        return _check_data(p, data, sites, base_dir, given if isinstance(given, dict) else {}), []
+    _unique_names(p, entries, "[data].paths" if isinstance(data, dict) else "[[data]]")
+    if not entries:  # reported above; the rest of the checks need a data table
+        section = next(s for s in SCHEMA.sections if s.name == "data")
+        return {k.name: k.default if k.has_default else None for k in section.keys}, []
+    if len(entries) == 1:  # one data set: the single run it always was
+        entries[0]["name"] = data[0]["name"] if isinstance(data, list) else None
+        return entries[0], []
+    return entries[0], entries
+
+
+def _glob_paths(p, data: dict, base_dir: Path, given: dict) -> list[dict]:
+    pattern = Path(data["paths"]).expanduser()
+    pattern = pattern if pattern.is_absolute() else base_dir / pattern
+    anchor = Path(pattern.anchor)
+    files = sorted(f for f in anchor.glob(str(pattern.relative_to(anchor))) if f.is_file())
+    if not files:
+        p.add("[data].paths", f"no file matches {str(pattern)!r}")
+        return []
+    if data["site_column"] is not None:
+        p.add(
+            "[data].site_column",
+            "a study ([data].paths) ranks whole data sets; a site run takes one data file",
+        )
+    if data["name"] is not None:
+        p.add("[data].name", "names one data set; [data].paths names each by its file's stem")
+    entries = []
+    for f in files:
+        entry = dict(data, paths=None, path=str(f), name=None)
+        entry = _check_data(
+            p, entry, None, base_dir, {**given, "path": str(f)}, f"[data].paths ({f.name})"
+        )
+        entry["name"] = dataset_name(entry)
+        entries.append(entry)
+    return entries
+
+
+#: a data set's name is its sub-folder's: letters, digits, _ . - (never "..", never a path)
+_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?")
+
+
+def _unique_names(p, entries: list[dict], where: str) -> None:
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        entry["name"] = dataset_name(entry)
+        if not _NAME.fullmatch(entry["name"]):
+            p.add(
+                f"{where}[{i}].name" if where == "[[data]]" else where,
+                f"data set name {entry['name']!r} names its folder: use letters, digits, "
+                "_ . and - (starting and ending with a letter or digit)",
+            )
+        if entry["name"] in seen:
+            at = f"{where}[{i}].name" if where == "[[data]]" else where
+            p.add(
+                at,
+                f"data set name {entry['name']!r} is used twice (entries {seen[entry['name']]} "
+                f"and {i}); give each data set its own name",
+            )
+        elif entry["name"] == "study":
+            p.add(
+                f"{where}[{i}].name" if where == "[[data]]" else where,
+                "data set name 'study' is reserved for the study's own tables",
+            )
+        seen.setdefault(entry["name"], i)
+
+
+def _check_data(p, data: dict, sites, base_dir: Path, given: dict, where: str = "[data]") -> dict:
     data = dict(data)
-    source = [k for k in ("builtin", "path") if k in given]  # even if its value was bad
+    source = [k for k in ("builtin", "path", "paths") if k in given]  # even if its value was bad
     if sites is not None and source:
         p.add("[[sites]]", "give the data either in [data] or as [[sites]] blocks, not both")
     elif sites is None and not source:
-        p.add("[data]", "missing: give builtin = NAME or path = FILE (or [[sites]] blocks)")
-    data["path"] = _resolve(p, "[data].path", data["path"], base_dir)
+        p.add(where, "missing: give builtin = NAME or path = FILE (or [[sites]] blocks)")
+    data["path"] = _resolve(p, f"{where}.path", data["path"], base_dir)
     if data["transpose"]:
         if data["path"] is None:
-            p.add("[data].transpose", "applies to a data file (path = ...)")
+            p.add(f"{where}.transpose", "applies to a data file (path = ...)")
         elif data["site_column"] is not None:
-            p.add("[data].site_column", "a transposed table has no site column")
+            p.add(f"{where}.site_column", "a transposed table has no site column")
     else:  # a transposed file's header names the samples, not the features
-        _check_columns(p, "[data]", data["path"], data, data["drop"])
+        _check_columns(p, where, data["path"], data, data["drop"])
     if data["builtin"] is not None:
         for key in ("target", "site_column"):
             if data[key] is not None:
                 p.add(
-                    f"[data].{key}",
+                    f"{where}.{key}",
                     "built-in data sets bring their own target and no "
                     "site column; use a data file (path = ...)",
                 )
     if sites is not None and data["n_samples"] is not None:
-        p.add("[data].n_samples", "applies to [data] builtin/path, not to [[sites]]")
+        p.add(f"{where}.n_samples", "applies to [data] builtin/path, not to [[sites]]")
     return data
 
 
@@ -213,7 +330,8 @@ def _check_columns(p, where: str, path: Path | None, entry: dict, drop) -> None:
             )
     missing = [c for c in drop or () if c not in columns]
     if missing:
-        p.add("[data].drop", f"columns {missing} are not in {path.name}; its columns are {shown}")
+        at = "[data].drop" if where.startswith("[[sites]]") else f"{where}.drop"
+        p.add(at, f"columns {missing} are not in {path.name}; its columns are {shown}")
 
 
 def _check_sites(p, sites: list[dict], data: dict, base_dir: Path) -> list[dict]:

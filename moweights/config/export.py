@@ -7,6 +7,7 @@ classes (their ``_parameter_constraints``, defaults and docstrings).
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -36,10 +37,16 @@ def _section_json(section: Section) -> dict:
     required = [k.name for k in section.keys if k.required]
     if required:
         obj["required"] = required
-    if section.exclusive:
+    if len(section.exclusive) == 2:
         obj["not"] = {"required": list(section.exclusive)}
+    elif section.exclusive:  # at most one: no two of them together
+        pairs = itertools.combinations(section.exclusive, 2)
+        obj["not"] = {"anyOf": [{"required": list(pair)} for pair in pairs]}
     if section.one_of:
         obj["oneOf"] = [{"required": [k]} for k in section.one_of]
+    if section.many:  # [data] or [[data]] (a study)
+        blocks = {"type": "array", "minItems": 1, "items": obj}
+        return {"description": section.doc, "anyOf": [obj, blocks]}
     if not section.array:
         return obj
     return {"type": "array", "description": section.doc, "minItems": 1, "items": obj}
@@ -323,6 +330,15 @@ def markdown() -> str:
             out.extend([f"At most one of {', '.join(section.exclusive)}.", ""])
         if section.one_of:
             out.extend([f"Exactly one of {', '.join(section.one_of)} per block.", ""])
+        if section.many:
+            out.extend(
+                [
+                    f"A study over several data sets: one `[[{section.name}]]` block per data "
+                    f"set (same keys; `name` tells them apart), or `paths = GLOB` in "
+                    f"`[{section.name}]`.",
+                    "",
+                ]
+            )
         out.append("| key | accepts | default | meaning |")
         out.append("|---|---|---|---|")
         for key in section.keys:

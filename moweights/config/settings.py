@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,9 @@ class RunConfig:
 
     ``data`` holds the single data set (``path`` resolved against the config's folder);
     ``sites`` the sites of a federated run (from ``[[sites]]``; empty otherwise — a
-    ``[data].site_column`` run finds its sites in the data).
+    ``[data].site_column`` run finds its sites in the data); ``datasets`` the data sets of
+    a study (from ``[[data]]`` blocks or ``[data].paths``; empty unless there are two or
+    more, and then ``data`` is the first of them).
     """
 
     data: Settings
@@ -84,6 +86,16 @@ class RunConfig:
     output: Settings
     run: Settings
     source: str = "<config>"
+    datasets: tuple[Settings, ...] = ()
+
+    @property
+    def is_study(self) -> bool:
+        """Whether the run is a study over several data sets."""
+        return len(self.datasets) > 1
+
+    def for_dataset(self, data: Settings) -> RunConfig:
+        """The single-data configuration of one of a study's data sets."""
+        return replace(self, data=data, datasets=())
 
     @property
     def is_site_run(self) -> bool:
@@ -106,7 +118,9 @@ class RunConfig:
         """A short name of the data (for titles and summaries)."""
         if self.sites:
             return f"{len(self.sites)} sites: " + ", ".join(s.name for s in self.sites)
-        name = self.data.builtin or Path(self.data.path).name
+        if self.is_study:
+            return f"{len(self.datasets)} data sets: " + ", ".join(d.name for d in self.datasets)
+        name = self.data.get("name") or self.data.builtin or Path(self.data.path).name
         return f"{name} by {self.data.site_column}" if self.data.site_column else name
 
     def to_dict(self) -> dict:
@@ -115,6 +129,8 @@ class RunConfig:
         ``parse_config(config.to_dict())`` gives the same configuration back.
         """
         out = {"data": self.data.to_dict()} if not self.sites else {}
+        if self.is_study:
+            out["data"] = [d.to_dict() for d in self.datasets]
         if self.sites:
             out["sites"] = [s.to_dict() for s in self.sites]
         out["rankers"] = [

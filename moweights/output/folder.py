@@ -323,6 +323,10 @@ def summary_text(folder) -> str:
     """A short human summary of a run folder (from its ``summary.json``), for the terminal."""
     folder = Path(folder)
     summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    if "study" in summary:
+        from moweights.output.study import study_summary_text
+
+        return study_summary_text(folder)
     data = summary["data"]
     shape = (
         f" ({data['n_samples']} samples x {data['n_features']} features)"

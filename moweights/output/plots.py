@@ -14,7 +14,10 @@ import pandas as pd
 
 from moweights.output.files import atomic_write, safe_name
 
-__all__ = ["PLOTS", "draw", "load"]
+__all__ = ["PLOTS", "STUDY", "draw", "draw_study", "is_study", "load"]
+
+#: the sub-folder of a study's own tables and figures (see moweights.output.study)
+STUDY = "study"
 
 
 def load(folder: Path, name: str, **kw) -> Any:
@@ -244,5 +247,42 @@ def draw(folder) -> list[tuple[str, bytes, str]]:
         fig = draw_one(folder)
         if fig is None:
             continue
+        images.append((name, _save(fig, folder / name), caption))
+    return images
+
+
+def is_study(folder) -> bool:
+    """Whether a results folder is a study's (its summary.json says so)."""
+    path = Path(folder) / "summary.json"
+    if not path.is_file():
+        return False
+    return "study" in json.loads(path.read_text(encoding="utf-8"))
+
+
+# ------------------------------------------------------------------ a study's figures
+def draw_study(folder) -> list[tuple[str, bytes, str]]:
+    """The CD diagram of every score with statistics, drawn from ``study/study.json``."""
+    from aggregation.plots import plot_cd_diagram
+
+    folder = Path(folder)
+    study = load(folder, f"{STUDY}/study.json") or {}
+    images = []
+    for score, entry in study.items():
+        if "nemenyi" not in entry:
+            continue
+        fr, ne = entry["friedman"], entry["nemenyi"]
+        better = "higher" if entry["higher_is_better"] else "lower"
+        title = (
+            f"{score} ({better} is better): average ranks over {fr['n']} data sets; "
+            f"Friedman p = {float(fr['pvalue']):.3g}"
+        )
+        fig = plot_cd_diagram(
+            pd.Series(entry["average_ranks"]), float(ne["cd"]), show_ranks=True, title=title
+        )
+        name = f"{STUDY}/cd_{safe_name(score)}.png"
+        caption = (
+            f"Critical-difference diagram of {score} across the data sets: methods joined by "
+            "a bar do not differ significantly (Nemenyi)."
+        )
         images.append((name, _save(fig, folder / name), caption))
     return images

@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 
 from moweights.output.baselines import RANDOM_ECA, RANDOM_TOPK
-from moweights.output.files import atomic_write
-from moweights.output.plots import draw, load
+from moweights.output.files import atomic_write, safe_name
+from moweights.output.plots import STUDY, draw, draw_study, is_study, load
 
-__all__ = ["PAGE", "page", "render"]
+__all__ = ["PAGE", "page", "render", "study_page"]
 
 PAGE = "report.html"
 
@@ -35,10 +35,11 @@ def render(folder, *, plots: bool = True, html: bool = True) -> dict[str, str]:
         File name -> sha256 of every file written.
     """
     folder = Path(folder)
-    images = draw(folder) if plots else []
+    study = is_study(folder)
+    images = (draw_study(folder) if study else draw(folder)) if plots else []
     written = {name: hashlib.sha256(data).hexdigest() for name, data, _ in images}
     if html:
-        text = page(folder, images).encode("utf-8")
+        text = (study_page if study else page)(folder, images).encode("utf-8")
         atomic_write(folder / PAGE, text)
         written[PAGE] = hashlib.sha256(text).hexdigest()
     return written
@@ -169,3 +170,60 @@ def _pareto_tables(folder: Path) -> list[dict]:
             )
         tables.append({"label": stem, "rows": rows})
     return tables
+
+
+def study_page(folder, images: list[tuple[str, bytes, str]]) -> str:
+    """The HTML page of a study folder: its data sets (linked to their own pages) and the
+    comparison of the methods across them, with ``images`` (the CD diagrams) embedded."""
+    folder = Path(folder)
+    summary = load(folder, "summary.json") or {}
+    study = summary.get("study", {})
+    figures = {
+        name: {"name": name, "caption": caption, "data": base64.b64encode(data).decode("ascii")}
+        for name, data, caption in images
+    }
+    scores = []
+    for score, entry in study.get("comparisons", {}).items():
+        stem = safe_name(score)
+        table = load(folder, f"{STUDY}/scores_{stem}.csv")
+        rows = [] if table is None else table.to_dict(orient="records")
+        ranks = [
+            {"method": m, "average rank": r} for m, r in (entry.get("average_ranks") or {}).items()
+        ]
+        scores.append(
+            {
+                "score": score,
+                "entry": entry,
+                "better": "higher" if entry.get("higher_is_better") else "lower",
+                "rows": rows,
+                "columns": [] if table is None else list(table.columns),
+                "ranks": ranks,
+                "figure": figures.get(f"{STUDY}/cd_{stem}.png"),
+            }
+        )
+    context = {
+        "name": summary.get("data", {}).get("name", folder.name),
+        "status": summary.get("status", "unknown"),
+        "source": summary.get("source", ""),
+        "seed": summary.get("random_state"),
+        "seconds": summary.get("seconds", ""),
+        "notes": summary.get("notes") or [],
+        "data_sets": study.get("data_sets", []),
+        "rankers": [
+            {
+                "label": r["label"],
+                "ranker": r["name"],
+                "params": ", ".join(f"{k}={v}" for k, v in r["params"].items()) or "defaults",
+            }
+            for r in summary.get("rankers", [])
+        ],
+        "scores": scores,
+        "random_topk": RANDOM_TOPK,
+        "random_eca": RANDOM_ECA,
+        "files": sorted(
+            p.relative_to(folder).as_posix()
+            for p in [*folder.glob("*"), *(folder / STUDY).glob("*")]
+            if p.is_file() and not p.name.startswith(".")
+        ),
+    }
+    return _environment().get_template("study.html").render(context)

@@ -68,6 +68,10 @@ def _backend(config: RunConfig) -> Iterator[int]:
 def run(config: RunConfig, output_dir=None, *, cache: bool | None = None) -> RunResult:
     """Execute one configured run and write its report folder.
 
+    A study (several data sets, :attr:`RunConfig.is_study`) runs each data set into a
+    sub-folder and compares the methods across them; it returns a
+    :class:`~moweights.pipeline.study.StudyResult` (see :mod:`moweights.pipeline.study`).
+
     Parameters
     ----------
     config : RunConfig
@@ -93,6 +97,10 @@ def run(config: RunConfig, output_dir=None, *, cache: bool | None = None) -> Run
     start = time.perf_counter()
     out = make_output_dir(output_dir if output_dir is not None else config.output_dir)
     with RunLock(out):  # released at the end, also on failure and Ctrl-C
+        if config.is_study:  # one run per data set into a sub-folder, then the comparison
+            from moweights.pipeline.study import run_study
+
+            return run_study(config, out, cache, start, run)
         return _run_locked(config, out, cache, start)
 
 

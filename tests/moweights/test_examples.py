@@ -23,6 +23,12 @@ SMALL = {
         "rankers.4.params.n_estimators=10",
     ],
     "federated.toml": ["evaluation.cv=3", "evaluation.topk.n_random=2"],
+    "study.toml": [
+        "data.0.n_samples=150",
+        "evaluation.cv=3",
+        "evaluation.topk.n_random=2",
+        "evaluation.error_curves.n_random=2",
+    ],
     "weighting.toml": [
         "rankers.0.params.n_gen=5",
         "rankers.0.params.pop_size=8",
@@ -47,6 +53,13 @@ SMALL = {
 EXPECTED = {
     "config.toml": ["eca.csv", "clustering.csv", "statistics.json"],
     "federated.toml": ["sites.json", "site_similarity.csv", "statistics.json"],
+    "study.toml": [
+        "study/scores_topk_mse.csv",
+        "study/scores_eca_uniform.csv",
+        "study/average_ranks.csv",
+        "study/friedman.csv",
+        "study/nemenyi.csv",
+    ],
     "weighting.toml": ["pareto_nsga2_C1_C2_C3_weights.csv", "eca.csv", "expected_curve.csv"],
     "unsupervised.toml": ["clustering.csv", "statistics.json"],
 }
@@ -67,7 +80,14 @@ def test_example_config_runs(name, tmp_path, capsys):
     assert code == 0, err
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["status"] == "complete"
-    for table in ["scores.csv", "ranks.csv", "aggregated.json", "summary.json", *EXPECTED[name]]:
+    common = ["scores.csv", "ranks.csv", "aggregated.json", "summary.json"]
+    # a study: the common tables in each data set's run folder, its own in study/
+    folders = [tmp_path / sub for sub in manifest.get("data_sets", {}).values()] or [tmp_path]
+    for folder in folders:
+        files = json.loads((folder / "manifest.json").read_text())["files"]
+        for table in common:
+            assert table in files, (folder.name, table)
+    for table in ["summary.json", *EXPECTED[name]]:
         assert table in manifest["files"], table
     assert (tmp_path / "report.html").stat().st_size > 0
 

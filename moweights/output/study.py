@@ -1,0 +1,193 @@
+"""A study's output folder: one run folder per data set, and the comparison across them.
+
+Layout (besides each data set's own run folder ``<name>/``, laid out as in
+:mod:`moweights.output.folder`)::
+
+    manifest.json summary.json config.json      as in a run folder; summary.json has "study"
+    study/scores_<score>.csv     data sets x methods (the random baseline a method)
+    study/ranks_<score>.csv      each method's rank on each data set (1 = best, ties averaged)
+    study/average_ranks.csv      score, method, avg_rank, position (near-ties share one)
+    study/friedman.csv           score, data sets, methods, chi2 + p, Iman-Davenport F + p
+    study/nemenyi.csv            score, alpha, q_alpha, critical difference, groups
+    study/nemenyi_pvalues_<score>.csv
+    study/study.json             all of it as JSON, and why a score has no statistics
+    study/cd_<score>.png report.html
+
+Data only (CSV, JSON, PNG): nothing written here executes when read back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from moweights.output.files import atomic_write, csv_text, json_text, safe_name
+from moweights.output.plots import STUDY
+
+__all__ = ["StudyFolder", "study_summary_text"]
+_MANIFEST = "manifest.json"
+
+
+def _study_json(result) -> dict[str, Any]:
+    out = {}
+    for score, entry in result.comparisons.items():
+        plain = {k: v for k, v in entry.items() if k not in ("average_ranks", "ranks", "pvalues")}
+        if "average_ranks" in entry:
+            ranks = entry["average_ranks"]
+            plain["average_ranks"] = dict(zip(ranks["method"], ranks["avg_rank"], strict=True))
+        plain["data_sets"] = list(result.scores[score].index)
+        plain["methods"] = list(result.scores[score].columns)
+        out[score] = plain
+    return out
+
+
+def _tables(result) -> dict[str, Any]:
+    tables: dict[str, Any] = {}
+    friedman, nemenyi, average = [], [], []
+    for score, table in result.scores.items():
+        stem = safe_name(score)
+        tables[f"{STUDY}/scores_{stem}.csv"] = table
+        entry = result.comparisons[score]
+        if "friedman" not in entry:
+            continue
+        fr, ne = entry["friedman"], entry["nemenyi"]
+        tables[f"{STUDY}/ranks_{stem}.csv"] = entry["ranks"].rename_axis(index="data_set")
+        tables[f"{STUDY}/nemenyi_pvalues_{stem}.csv"] = entry["pvalues"].rename_axis(index="method")
+        average.append(
+            entry["average_ranks"].assign(score=score, higher_is_better=entry["higher_is_better"])
+        )
+        friedman.append(
+            {"score": score, "n_datasets": fr["n"], "n_methods": fr["k"],
+             "chi2": fr["statistic"], "pvalue": fr["pvalue"],
+             "iman_davenport_f": fr["f_statistic"], "f_pvalue": fr["f_pvalue"]}
+        )  # fmt: skip
+        nemenyi.append(
+            {"score": score, "alpha": ne["alpha"], "q_alpha": ne["q_alpha"], "cd": ne["cd"],
+             "groups": "; ".join(" = ".join(g) for g in ne["groups"])}
+        )  # fmt: skip
+    if average:
+        frame = pd.concat(average, ignore_index=True)
+        tables[f"{STUDY}/average_ranks.csv"] = frame[
+            ["score", "method", "avg_rank", "position", "higher_is_better"]
+        ]
+        tables[f"{STUDY}/friedman.csv"] = pd.DataFrame(friedman)
+        tables[f"{STUDY}/nemenyi.csv"] = pd.DataFrame(nemenyi)
+    tables[f"{STUDY}/study.json"] = _study_json(result)
+    return tables
+
+
+def _summary(result, status: str, files: list[str]) -> dict[str, Any]:
+    cfg = result.config
+    data_sets = []
+    for d in cfg.datasets:
+        run = result.runs.get(d.name)
+        row: dict[str, Any] = {"name": d.name, "folder": safe_name(d.name), "done": run is not None}
+        if run is not None and run.units:
+            row.update(n_samples=len(run.X), n_features=int(run.X.shape[1]), status=run.status)
+        data_sets.append(row)
+    return {
+        "status": status,
+        "source": cfg.source,
+        "data": {"name": cfg.describe_data()},
+        "random_state": cfg.random_state,
+        "rankers": [{"label": s.label, "name": s.name, "params": s.params} for s in cfg.rankers],
+        "study": {"data_sets": data_sets, "comparisons": _study_json(result)},
+        "notes": list(result.notes),
+        "cache": {"reused": result.cached, "computed": result.computed},
+        "seconds": round(float(result.seconds), 2),
+        "files": files,
+    }
+
+
+class StudyFolder:
+    """The output folder of a study; :meth:`write` after every data set, :meth:`finish` last."""
+
+    def __init__(self, path: Path, config):
+        self.path = Path(path)
+        self.config = config
+        (self.path / STUDY).mkdir(parents=True, exist_ok=True)
+        self.files: dict[str, str] = {}
+        self._put("config.json", json_text(config.to_dict()))
+        self._manifest("running")
+
+    def _put(self, name: str, data: str | bytes) -> None:
+        data = data.encode("utf-8") if isinstance(data, str) else data
+        atomic_write(self.path / name, data)
+        self.files[name] = hashlib.sha256(data).hexdigest()
+
+    def _manifest(self, status: str, message: str | None = None) -> None:
+        from moweights.about import __version__
+
+        manifest = {
+            "status": status,
+            "partial": status != "complete",
+            "message": message,
+            "moweights": __version__,
+            "data_sets": {d.name: safe_name(d.name) for d in self.config.datasets},
+            "files": {name: {"sha256": digest} for name, digest in sorted(self.files.items())},
+        }
+        atomic_write(self.path / _MANIFEST, json_text(manifest))
+
+    def write(self, result, status: str = "running") -> None:
+        """(Re)write the study's tables, then its summary and manifest."""
+        for name, value in _tables(result).items():
+            if name.endswith(".json"):
+                self._put(name, json_text(value))
+            else:
+                self._put(name, csv_text(value, index=not isinstance(value.index, pd.RangeIndex)))
+        self._put("summary.json", json_text(_summary(result, status, sorted(self.files))))
+        self._manifest(status, "; ".join(result.notes) or None)
+
+    def finish(self, result, seconds: float) -> None:
+        """Final tables with the study's status, then the CD diagrams and report.html."""
+        from moweights.output.report import render
+
+        result.seconds = seconds
+        self.write(result, status=result.status)
+        out = self.config.output
+        written = render(self.path, plots=out.plots, html=out.html)
+        self.files.update(written)
+        result.files = [self.path / name for name in sorted(self.files)]
+        self._manifest(result.status, "; ".join(result.notes) or None)
+
+
+# ------------------------------------------------------------------ text
+def study_summary_text(folder) -> str:
+    """A short human summary of a study folder (from its ``summary.json``), for the terminal."""
+    folder = Path(folder)
+    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    study = summary["study"]
+    lines = [
+        f"moweights study: {len(study['data_sets'])} data sets, {len(summary['rankers'])} "
+        f"rankers, random_state={summary['random_state']} -- {summary['status'].upper()}",
+        "",
+    ]
+    for d in study["data_sets"]:
+        shape = f" ({d['n_samples']} x {d['n_features']})" if "n_samples" in d else ""
+        state = d.get("status", "not run")
+        lines.append(f"  {d['name']}{shape}: {state}, report in {d['folder']}/report.html")
+    for score, entry in study["comparisons"].items():
+        better = "higher" if entry["higher_is_better"] else "lower"
+        lines += ["", f"{score} ({better} is better) across {entry['n_datasets']} data sets:"]
+        if "reason" in entry:
+            lines.append(f"  no statistics: {entry['reason']}")
+            continue
+        fr, ne = entry["friedman"], entry["nemenyi"]
+        ranks = ", ".join(f"{m} {r:.2f}" for m, r in entry["average_ranks"].items())
+        lines += [
+            f"  average ranks: {ranks}",
+            f"  Friedman chi2 = {float(fr['statistic']):.3g}, p = {float(fr['pvalue']):.3g}; "
+            f"Iman-Davenport F = {float(fr['f_statistic']):.3g}, "
+            f"p = {float(fr['f_pvalue']):.3g}; Nemenyi CD = {float(ne['cd']):.3g} at "
+            f"alpha = {entry['alpha']}",
+        ]
+    for note in summary["notes"]:
+        lines.append(f"note: {note}")
+    reused = summary.get("cache", {}).get("reused", [])
+    more = f", {len(reused)} step(s) from an earlier run's cache" if reused else ""
+    lines += ["", f"wrote the study to {folder}/ in {summary['seconds']:.1f} s{more}"]
+    return "\n".join(lines)
