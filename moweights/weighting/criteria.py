@@ -29,6 +29,7 @@ __all__ = [
     "ALIASES",
     "CRITERIA",
     "ENTROPY_DTYPE",
+    "PRECISIONS",
     "Criteria",
     "n_entropy_pairs",
     "objective_label",
@@ -48,15 +49,24 @@ ALIASES = {"intra": "C1", "inter": "C2", "correlation": "C3", "entropy": "C4"}
 #: φ of Eq. 1 for a pair of samples of the same class (pairs of different classes: 1)
 PHI_SAME = -0.05
 _EPS = 1e-12
-#: precision of C4's pair arrays (its whole cost): single, see Criteria.entropy
+#: precision of C4's pair arrays (its whole cost), by name; "single" is the default
+PRECISIONS = {"single": np.float32, "double": np.float64}
+#: the default precision of C4's pair arrays, see Criteria.entropy
 ENTROPY_DTYPE = np.float32
-#: u = α d_w at which s = exp(−u) reaches 1 − ε and ε (the clip of Eq. 2), and the other
-#: constants of C4, in its precision (a double-precision scalar would upcast the arrays)
-_U_LOW = ENTROPY_DTYPE(-np.log1p(-_EPS))
-_U_HIGH = ENTROPY_DTYPE(-np.log(_EPS))
 #: pair values per block of C4's evaluation (single precision: 1 MiB, cache-sized)
 _BLOCK_VALUES = 2**18
-_EPS32, _ONE, _LN2 = ENTROPY_DTYPE(_EPS), ENTROPY_DTYPE(1.0), ENTROPY_DTYPE(np.log(2.0))
+
+
+def _entropy_constants(dtype):
+    """u = α d_w at which s = exp(−u) reaches 1 − ε and ε (the clip of Eq. 2), ε, 1 and
+    ln 2, in C4's precision (a double-precision scalar would upcast single arrays)."""
+    return (
+        dtype(-np.log1p(-_EPS)),
+        dtype(-np.log(_EPS)),
+        dtype(_EPS),
+        dtype(1.0),
+        dtype(np.log(2.0)),
+    )
 
 
 #: the direction an explicit ``min:``/``max:`` prefix gives: the sign the criterion is multiplied by
@@ -156,12 +166,14 @@ def entropy_block(n_pairs: int) -> int:
     return max(1, _BLOCK_VALUES // max(int(n_pairs), 1))
 
 
-def peak_bytes(m: int, n: int, needed, max_pairs: int | None, pop_size: int) -> float:
+def peak_bytes(
+    m: int, n: int, needed, max_pairs: int | None, pop_size: int, precision: str = "single"
+) -> float:
     """Peak bytes of :class:`Criteria` and of evaluating populations of ``pop_size``.
 
-    C4 holds the squared differences of its pairs in single precision (4 bytes per pair
-    and feature, plus the pair indices when all pairs are used) and, per block of
-    individuals (:func:`entropy_block`), three (block × pairs) single-precision arrays.
+    C4 holds the squared differences of its pairs (4 bytes per pair and feature in single
+    precision, 8 in double, plus the pair indices when all pairs are used) and, per block
+    of individuals (:func:`entropy_block`), three (block × pairs) arrays.
     C1–C3 hold a few (samples × features) arrays. Measured with tracemalloc
     (``benchmarks/bench_memory.py``, ``tests/rankers/test_memory.py``).
     """
@@ -171,7 +183,8 @@ def peak_bytes(m: int, n: int, needed, max_pairs: int | None, pop_size: int) -> 
     pairs = n_entropy_pairs(m, max_pairs)
     indices = 18.0 * pairs if pairs == m * (m - 1) // 2 else 0.0  # np.triu_indices
     block = min(entropy_block(pairs), int(pop_size))
-    return 4.0 * pairs * n + max(indices, 12.0 * pairs * block) + linear
+    size = 8.0 if precision == "double" else 4.0
+    return size * pairs * n + max(indices, 3.0 * size * pairs * block) + linear
 
 
 @dataclass
@@ -190,6 +203,8 @@ class Criteria:
         Number of sample pairs C4 uses (a seeded subsample when m(m−1)/2 is larger).
     rng : numpy Generator
         Source of the pair subsample.
+    precision : {"single", "double"}, default="single"
+        Floating-point precision of C4's pair arrays (C1–C3 are always double).
     """
 
     X: np.ndarray
@@ -197,6 +212,7 @@ class Criteria:
     needed: tuple[str, ...]
     max_pairs: int | None = None
     rng: np.random.Generator = field(default_factory=np.random.default_rng)
+    precision: str = "single"
 
     def __post_init__(self):
         X = np.asarray(self.X, dtype=np.float64)
@@ -237,7 +253,13 @@ class Criteria:
             # transcendental functions several times faster (SIMD); see entropy()
             # stored (n, n_pairs): the reductions over pairs then run along contiguous
             # memory, with numpy's pairwise summation (accurate in single precision)
-            Xt = np.ascontiguousarray(X.T, dtype=ENTROPY_DTYPE)
+            if self.precision not in PRECISIONS:
+                raise InvalidParameterError(
+                    f"entropy_precision must be one of {', '.join(PRECISIONS)}; "
+                    f"got {self.precision!r}"
+                )
+            self._dtype = PRECISIONS[self.precision]
+            Xt = np.ascontiguousarray(X.T, dtype=self._dtype)
             diff = Xt[:, i]
             diff -= Xt[:, j]
             self._pair_sq = np.square(diff, out=diff)  # (n, n_pairs)
@@ -266,13 +288,14 @@ class Criteria:
         With ``u = α d_w`` the logarithm of ``s = exp(−u)`` is known, ``ln s = −u``, so per
         pair only ``exp`` and one ``log`` (of ``1 − s``) are computed, and clipping ``s``
         to (ε, 1 − ε) is clipping ``u`` to (−ln(1 − ε), −ln ε). The pair arrays are
-        single precision (:data:`ENTROPY_DTYPE`) and the population is taken a few
+        single precision by default (``precision``) and the population is taken a few
         individuals at a time, so that the arrays stay in the processor's cache (the
         block depends only on the number of pairs: the same data give the same blocks).
         The value agrees with the direct formula in double precision to about 1e-6
         relative (``tests/moweights/test_criteria.py`` checks both by hand).
         """
-        w2 = np.square(np.atleast_2d(W)).astype(ENTROPY_DTYPE)
+        u_low, u_high, eps, one, ln2 = _entropy_constants(self._dtype)
+        w2 = np.square(np.atleast_2d(W)).astype(self._dtype)
         out = np.empty(len(w2))
         rows = entropy_block(self.n_pairs)
         for start in range(0, len(w2), rows):
@@ -281,13 +304,13 @@ class Criteria:
             mean_d = v.mean(axis=1)
             alpha = np.zeros_like(mean_d)
             ok = mean_d > 0  # all-zero weights: every distance is 0, every s_ij is 1 − ε
-            alpha[ok] = _LN2 / mean_d[ok]
+            alpha[ok] = ln2 / mean_d[ok]
             v *= -alpha[:, None]  # v = −u = ln s
-            np.clip(v, -_U_HIGH, -_U_LOW, out=v)  # s = exp(v) in (ε, 1 − ε)
+            np.clip(v, -u_high, -u_low, out=v)  # s = exp(v) in (ε, 1 − ε)
             s = np.exp(v)
             v *= s  # s ln s
-            np.subtract(_ONE, s, out=s)  # 1 − s
-            np.maximum(s, _EPS32, out=s)  # ≥ ε already, unless single precision rounds to 0
+            np.subtract(one, s, out=s)  # 1 − s
+            np.maximum(s, eps, out=s)  # ≥ ε already, unless single precision rounds to 0
             h = np.log(s)
             h *= s  # (1 − s) ln(1 − s)
             v += h

@@ -177,3 +177,17 @@ def test_labels_read_back(key, sign):
 def test_bad_explicit_directions(bad, match):
     with pytest.raises(InvalidParameterError, match=match):
         parse_objectives(bad)
+
+
+def test_double_precision_entropy_is_the_direct_formula():
+    rng = np.random.default_rng(5)
+    X = rng.uniform(size=(9, 3))
+    W = rng.uniform(size=(4, 3))
+    W[0] = 0.0
+    want = np.array([_loop_criteria(X, np.arange(9) % 2, w)[3] for w in W])
+    double = Criteria(X, None, ("C4",), precision="double").entropy(W)
+    np.testing.assert_allclose(double, want, rtol=1e-12, atol=1e-15)
+    single = Criteria(X, None, ("C4",)).entropy(W)
+    np.testing.assert_allclose(single, want, rtol=2e-6, atol=1e-15)
+    with pytest.raises(InvalidParameterError, match="entropy_precision"):
+        Criteria(X, None, ("C4",), precision="half")
