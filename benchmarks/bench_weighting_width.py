@@ -83,18 +83,50 @@ def goal1(n_gen):
     )
 
 
+class _DirectEntropy(Criteria):
+    """The baseline for C4: Eq. 2 as written before issue 17 (double precision, clip, then
+    s ln s and (1 - s) ln(1 - s) computed, the whole population at once)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["precision"] = "double"
+        super().__init__(*args, **kwargs)
+
+    def entropy(self, W):
+        d = np.sqrt(np.square(np.atleast_2d(W)) @ self._pair_sq)  # (P, n_pairs)
+        mean_d = d.mean(axis=1)
+        alpha = np.zeros_like(mean_d)
+        ok = mean_d > 0
+        alpha[ok] = -np.log(0.5) / mean_d[ok]
+        s = np.clip(np.exp(-alpha[:, None] * d), 1e-12, 1.0 - 1e-12)
+        return -(s * np.log(s) + (1.0 - s) * np.log1p(-s)).mean(axis=1)
+
+
+def _fit_with(criteria_class, est, X, y):
+    """Fit ``est`` with ``criteria_class`` in place of the package's Criteria."""
+    import moweights.weighting.ranker as ranker_module
+
+    saved = ranker_module.Criteria
+    ranker_module.Criteria = criteria_class
+    try:
+        return est.fit(X, y)
+    finally:
+        ranker_module.Criteria = saved
+
+
 def goal2(n_gen, repeat):
     X, y = _data(200, 10)
     runs = {
         "C1,-C2,-C3": dict(objectives=PAPER),
         "C4 (single)": dict(objectives=("C4",)),
         "C4 (double)": dict(objectives=("C4",), entropy_precision="double"),
+        "C4 (direct formula, before)": dict(objectives=("C4",)),
     }
     best = {}
     for _ in range(repeat):  # interleaved, best of `repeat`, so drift hits all alike
         for label, params in runs.items():
             est = MOWeighting(n_gen=n_gen, random_state=0, **params)
-            seconds, _ = _cpu(lambda e=est: e.fit(X, y))
+            kind = _DirectEntropy if "before" in label else Criteria
+            seconds, _ = _cpu(lambda e=est, c=kind: _fit_with(c, e, X, y))
             best[label] = min(best.get(label, np.inf), seconds)
     base = best["C1,-C2,-C3"]
     rows = [
