@@ -28,6 +28,8 @@ from rankers.exceptions import InvalidInputError, InvalidParameterError
 __all__ = [
     "ALIASES",
     "CRITERIA",
+    "ENTROPY_DTYPE",
+    "PRECISIONS",
     "Criteria",
     "n_entropy_pairs",
     "objective_label",
@@ -47,6 +49,24 @@ ALIASES = {"intra": "C1", "inter": "C2", "correlation": "C3", "entropy": "C4"}
 #: φ of Eq. 1 for a pair of samples of the same class (pairs of different classes: 1)
 PHI_SAME = -0.05
 _EPS = 1e-12
+#: precision of C4's pair arrays (its whole cost), by name; "single" is the default
+PRECISIONS = {"single": np.float32, "double": np.float64}
+#: the default precision of C4's pair arrays, see Criteria.entropy
+ENTROPY_DTYPE = np.float32
+#: pair values per block of C4's evaluation (single precision: 1 MiB, cache-sized)
+_BLOCK_VALUES = 2**18
+
+
+def _entropy_constants(dtype):
+    """u = α d_w at which s = exp(−u) reaches 1 − ε and ε (the clip of Eq. 2), ε, 1 and
+    ln 2, in C4's precision (a double-precision scalar would upcast single arrays)."""
+    return (
+        dtype(-np.log1p(-_EPS)),
+        dtype(-np.log(_EPS)),
+        dtype(_EPS),
+        dtype(1.0),
+        dtype(np.log(2.0)),
+    )
 
 
 #: the direction an explicit ``min:``/``max:`` prefix gives: the sign the criterion is multiplied by
@@ -141,21 +161,30 @@ def n_entropy_pairs(m: int, max_pairs: int | None) -> int:
     return n_pairs if max_pairs is None else min(n_pairs, int(max_pairs))
 
 
-def peak_bytes(m: int, n: int, needed, max_pairs: int | None, pop_size: int) -> float:
+def entropy_block(n_pairs: int) -> int:
+    """Individuals per block of C4's evaluation: about a megabyte of pair values each."""
+    return max(1, _BLOCK_VALUES // max(int(n_pairs), 1))
+
+
+def peak_bytes(
+    m: int, n: int, needed, max_pairs: int | None, pop_size: int, precision: str = "single"
+) -> float:
     """Peak bytes of :class:`Criteria` and of evaluating populations of ``pop_size``.
 
-    C4 holds the squared differences of its pairs (8 bytes per pair and feature; twice
-    that while they are formed, plus the pair indices when all pairs are used) and, per
-    evaluation, six (pairs × population) arrays of distances and entropies. C1–C3 hold
-    a few (samples × features) arrays. Measured with tracemalloc
-    (``benchmarks/bench_memory.py``).
+    C4 holds the squared differences of its pairs (4 bytes per pair and feature in single
+    precision, 8 in double, plus the pair indices when all pairs are used) and, per block
+    of individuals (:func:`entropy_block`), three (block × pairs) arrays.
+    C1–C3 hold a few (samples × features) arrays. Measured with tracemalloc
+    (``benchmarks/bench_memory.py``, ``tests/rankers/test_memory.py``).
     """
     linear = 32.0 * m * n
     if "C4" not in needed:
         return linear
     pairs = n_entropy_pairs(m, max_pairs)
     indices = 18.0 * pairs if pairs == m * (m - 1) // 2 else 0.0  # np.triu_indices
-    return 8.0 * pairs * max(2.0 * n, n + 6.0 * pop_size) + indices + linear
+    block = min(entropy_block(pairs), int(pop_size))
+    size = 8.0 if precision == "double" else 4.0
+    return size * pairs * n + max(indices, 3.0 * size * pairs * block) + linear
 
 
 @dataclass
@@ -174,6 +203,8 @@ class Criteria:
         Number of sample pairs C4 uses (a seeded subsample when m(m−1)/2 is larger).
     rng : numpy Generator
         Source of the pair subsample.
+    precision : {"single", "double"}, default="single"
+        Floating-point precision of C4's pair arrays (C1–C3 are always double).
     """
 
     X: np.ndarray
@@ -181,6 +212,7 @@ class Criteria:
     needed: tuple[str, ...]
     max_pairs: int | None = None
     rng: np.random.Generator = field(default_factory=np.random.default_rng)
+    precision: str = "single"
 
     def __post_init__(self):
         X = np.asarray(self.X, dtype=np.float64)
@@ -217,7 +249,20 @@ class Criteria:
                 j = (i + self.rng.integers(1, m, size=self.max_pairs)) % m  # j ≠ i
             else:
                 i, j = np.triu_indices(m, k=1)
-            self._pair_sq = (X[i] - X[j]) ** 2  # (n_pairs, n)
+            # float32: the pair work is C4's whole cost, and single precision runs the
+            # transcendental functions several times faster (SIMD); see entropy()
+            # stored (n, n_pairs): the reductions over pairs then run along contiguous
+            # memory, with numpy's pairwise summation (accurate in single precision)
+            if self.precision not in PRECISIONS:
+                raise InvalidParameterError(
+                    f"entropy_precision must be one of {', '.join(PRECISIONS)}; "
+                    f"got {self.precision!r}"
+                )
+            self._dtype = PRECISIONS[self.precision]
+            Xt = np.ascontiguousarray(X.T, dtype=self._dtype)
+            diff = Xt[:, i]
+            diff -= Xt[:, j]
+            self._pair_sq = np.square(diff, out=diff)  # (n, n_pairs)
             self.n_pairs = len(i)
 
     # --- the criteria: W is (P, n), each returns (P,) --------------------------------
@@ -238,14 +283,39 @@ class Criteria:
         return out
 
     def entropy(self, W: np.ndarray) -> np.ndarray:
-        """C4: Eq. 2 averaged over pairs, s_ij clipped to (ε, 1 − ε)."""
-        d = np.sqrt(self._pair_sq @ (W**2).T)  # (n_pairs, P): the one big product
-        mean_d = d.mean(axis=0)
-        alpha = np.zeros_like(mean_d)
-        ok = mean_d > 0  # all-zero weights: every distance is 0, every s_ij is 1 − ε
-        alpha[ok] = -np.log(0.5) / mean_d[ok]
-        s = np.clip(np.exp(-alpha * d), _EPS, 1.0 - _EPS)
-        return -(s * np.log(s) + (1.0 - s) * np.log1p(-s)).mean(axis=0)
+        """C4: Eq. 2 averaged over pairs, s_ij clipped to (ε, 1 − ε).
+
+        With ``u = α d_w`` the logarithm of ``s = exp(−u)`` is known, ``ln s = −u``, so per
+        pair only ``exp`` and one ``log`` (of ``1 − s``) are computed, and clipping ``s``
+        to (ε, 1 − ε) is clipping ``u`` to (−ln(1 − ε), −ln ε). The pair arrays are
+        single precision by default (``precision``) and the population is taken a few
+        individuals at a time, so that the arrays stay in the processor's cache (the
+        block depends only on the number of pairs: the same data give the same blocks).
+        The value agrees with the direct formula in double precision to about 1e-6
+        relative (``tests/moweights/test_criteria.py`` checks both by hand).
+        """
+        u_low, u_high, eps, one, ln2 = _entropy_constants(self._dtype)
+        w2 = np.square(np.atleast_2d(W)).astype(self._dtype)
+        out = np.empty(len(w2))
+        rows = entropy_block(self.n_pairs)
+        for start in range(0, len(w2), rows):
+            v = w2[start : start + rows] @ self._pair_sq  # squared distances (rows, pairs)
+            np.sqrt(v, out=v)  # d_w
+            mean_d = v.mean(axis=1)
+            alpha = np.zeros_like(mean_d)
+            ok = mean_d > 0  # all-zero weights: every distance is 0, every s_ij is 1 − ε
+            alpha[ok] = ln2 / mean_d[ok]
+            v *= -alpha[:, None]  # v = −u = ln s
+            np.clip(v, -u_high, -u_low, out=v)  # s = exp(v) in (ε, 1 − ε)
+            s = np.exp(v)
+            v *= s  # s ln s
+            np.subtract(one, s, out=s)  # 1 − s
+            np.maximum(s, eps, out=s)  # ≥ ε already, unless single precision rounds to 0
+            h = np.log(s)
+            h *= s  # (1 − s) ln(1 − s)
+            v += h
+            out[start : start + rows] = -v.mean(axis=1)
+        return out
 
     def evaluate(self, W: np.ndarray, objectives: list[tuple[str, float]]) -> np.ndarray:
         """Objective matrix (P, len(objectives)) to minimise, signs applied."""

@@ -28,6 +28,12 @@ from moweights.weighting.criteria import (
     peak_bytes,
 )
 from moweights.weighting.problem import WeightingProblem
+from moweights.weighting.width import (
+    check_preselect,
+    filter_order,
+    resolve_filters,
+    seeded_population,
+)
 from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.exceptions import MoweightsError
@@ -63,6 +69,14 @@ class MOWeighting(BaseRanker):
     final Pareto set is a weight vector, hence a ranking, and the set is turned into one
     ranking by ``front_to_ranking`` (by default the paper's averaged rank).
 
+    Wide data. With the paper's 80 individuals and 250 generations the search finds the
+    few informative features among hundreds only slowly and among thousands hardly at
+    all: the evaluations are spread over [0, 1]^n. Two parameters let cheap filter rankers
+    guide it: ``seed_rankers`` starts the search from the filters' top sets, and
+    ``preselect`` narrows it to the filters' best features. Both default to off (the
+    paper's search); ``benchmarks/bench_weighting_width.py`` measures what they recover
+    on planted data of 2,000 features.
+
     Parameters
     ----------
     k : int, "all" or None, default=None
@@ -94,8 +108,30 @@ class MOWeighting(BaseRanker):
         rankings (paper's default), a statistic of the weights, or the most frequent rank.
     max_pairs : int or None, default=20000
         Sample pairs C4 uses; a seeded subsample when m(m−1)/2 is larger (None = all).
+        The default keeps every pair up to 200 samples; C4's cost is proportional to it
+        (``benchmarks/results/weighting_width.md`` measures how far a smaller subsample
+        agrees with all pairs).
+    entropy_precision : {"single", "double"}, default="single"
+        Floating-point precision of C4's per-pair arrays (C1–C3 are always double).
+        Single precision is about 1e-7 relative off the double value and makes C4
+        several times cheaper; where C4 alone leaves features with weights too small to
+        change it in single precision, more Pareto solutions tie and the order among
+        those features may differ from "double".
+    seed_rankers : str, ranker or sequence of them, default=None
+        Filter rankers (registry names such as ``"anova_f"``, or unfitted rankers) whose
+        rankings seed the initial population: up to half of it holds top-t indicator
+        vectors (weight 1 on a filter's t best features, 0 elsewhere; t = 1, 2, 4, ...),
+        the rest is uniform random. None = pymoo's uniform random start (the paper's).
+        With ``preselect``, they also choose the searched features. Each is fitted on
+        the data with a seed drawn from ``random_state``.
+    preselect : int or None, default=None
+        Search the weights of only this many features, the best of the filters' averaged
+        ranking (``seed_rankers``; ``anova_f`` when None, ``laplacian`` for C4 alone);
+        the others weigh 0 in ``pareto_weights_`` and follow the searched ones in
+        ``ranking_``, in the filters' order. None (or at least the number of features) =
+        search all.
     random_state : int, RandomState or None
-        Seeds NSGA-II and the pair subsample.
+        Seeds NSGA-II, the pair subsample, the seed rankers and the seeded population.
     verbose : int, default=0
         >0 shows a progress bar per generation.
 
@@ -112,6 +148,8 @@ class MOWeighting(BaseRanker):
     pareto_objectives_ : DataFrame
         The minimised values (sign applied) of each solution, one column per objective:
         ``C1``, ``-C2`` (the negated C2) or ``max:C4`` (the negated entropy).
+    preselected_ : ndarray of str or None
+        Names of the features whose weights were searched, when ``preselect`` cut.
     history_ : DataFrame
         Per generation: evaluations, front size, hypervolume of the front (reference
         point: the worst value seen per objective plus 10% of its range), best value per
@@ -153,6 +191,9 @@ class MOWeighting(BaseRanker):
         "termination": [None, Interval(Integral, 1, None, closed="left"), tuple, Termination],
         "front_to_ranking": [StrOptions(set(FRONT_TO_RANKING))],
         "max_pairs": [Interval(Integral, 1, None, closed="left"), None],
+        "entropy_precision": [StrOptions({"single", "double"})],
+        "seed_rankers": [None, str, list, tuple],
+        "preselect": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -168,6 +209,9 @@ class MOWeighting(BaseRanker):
         termination=None,
         front_to_ranking: str = "mean_rank",
         max_pairs: int | None = 20000,
+        entropy_precision: str = "single",
+        seed_rankers=None,
+        preselect: int | None = None,
         random_state=None,
         verbose: int = 0,
     ):
@@ -180,6 +224,9 @@ class MOWeighting(BaseRanker):
         self.termination = termination
         self.front_to_ranking = front_to_ranking
         self.max_pairs = max_pairs
+        self.entropy_precision = entropy_precision
+        self.seed_rankers = seed_rankers
+        self.preselect = preselect
         self.random_state = random_state
         self.verbose = verbose
 
@@ -213,23 +260,33 @@ class MOWeighting(BaseRanker):
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         pair_rng = np.random.default_rng(int(rng.randint(np.iinfo(np.int32).max)))
-        m, n = X.shape
+        m, n_all = X.shape
+        # the width path (module width.py): drawn after the seeds above, so that the
+        # default path's random stream is the one it always was
+        searched, rest, sampling = self._width_path(X, y, rng)
+        X = X[:, searched]
+        n = X.shape[1]
         keys = tuple(k for k, _ in objectives)
         check_memory(
-            peak_bytes(m, n, keys, self.max_pairs, int(self.pop_size)),
+            peak_bytes(m, n, keys, self.max_pairs, int(self.pop_size), self.entropy_precision),
             f"MOWeighting's criteria over {n} features ({n_entropy_pairs(m, self.max_pairs):.3g} "
             f"sample pairs for C4, populations of {self.pop_size})",
             "lower max_pairs (C4 holds max_pairs x n_features differences, and "
-            "max_pairs=None keeps all m(m-1)/2 pairs), lower pop_size, or fewer features",
+            "max_pairs=None keeps all m(m-1)/2 pairs), lower pop_size, or fewer features "
+            "(preselect)",
         )
         Xs = minmax_scale(X)  # constant columns never reach _score
-        criteria = Criteria(Xs, y, keys, max_pairs=self.max_pairs, rng=pair_rng)
+        criteria = Criteria(
+            Xs, y, keys, max_pairs=self.max_pairs, rng=pair_rng, precision=self.entropy_precision
+        )
         problem = WeightingProblem(criteria, objectives)
         mutation = 1.0 / n if self.mutation_prob is None else float(self.mutation_prob)
+        extra = {} if sampling is None else {"sampling": sampling}
         algorithm = NSGA2(
             pop_size=int(self.pop_size),
             crossover=SBX(prob=float(self.crossover_prob)),
             mutation=PM(prob=1.0, prob_var=mutation),
+            **extra,
         )
         termination = self._termination()
         total = (
@@ -249,10 +306,45 @@ class MOWeighting(BaseRanker):
         # a stable order of the solutions: by their objective values
         order = np.lexsort(F.T[::-1])
         W, F = W[order], F[order]
-        self._store_front(W, F, objectives)
+        full = np.zeros((len(W), n_all))
+        full[:, searched] = W  # features left out by preselect weigh 0
+        self._store_front(full, F, objectives)
         self.history_ = self._history(recorder, objectives)
         self.n_solutions_ = len(W)
-        return self._front_scores(W)
+        scores = self._front_scores(W)
+        if rest is None:
+            return scores
+        # below every searched feature, in the filters' order (rest is best first)
+        out = np.empty(n_all)
+        out[searched] = scores
+        out[rest] = scores.min() - 1.0 - np.arange(len(rest)) / len(rest)
+        return out
+
+    def _width_path(self, X, y, rng):
+        """Searched features (indices), the others best first, and the initial population."""
+        n = X.shape[1]
+        everything = np.arange(n)
+        keep = check_preselect(self.preselect, n)
+        if keep is None and self.seed_rankers is None:
+            self.preselected_ = None
+            return everything, None, None
+        filters = resolve_filters(self.seed_rankers, self._needs_labels())
+        filter_seed = int(rng.randint(np.iinfo(np.int32).max))
+        combined, orders = filter_order(filters, X, y, filter_seed)
+        if keep is None:
+            searched, rest = everything, None
+        else:
+            searched, rest = np.sort(combined[:keep]), combined[keep:]
+        names = self._feature_labels()[~self.constant_features_]
+        self.preselected_ = None if rest is None else np.asarray(names[searched])
+        if self.seed_rankers is None:
+            return searched, rest, None
+        # each filter's order restricted to the searched features, as positions in them
+        position = np.full(n, -1, dtype=np.intp)
+        position[searched] = np.arange(len(searched))
+        local = [position[o][position[o] >= 0] for o in orders]
+        population_rng = np.random.default_rng(int(rng.randint(np.iinfo(np.int32).max)))
+        return searched, rest, seeded_population(local, int(self.pop_size), population_rng)
 
     def _front_scores(self, W: np.ndarray) -> np.ndarray:
         how = self.front_to_ranking
@@ -305,6 +397,8 @@ class MOWeighting(BaseRanker):
         return pd.DataFrame(rows)
 
     def validate_params(self) -> None:
-        """Check every parameter, the objectives' spelling included."""
+        """Check every parameter, the objectives' spelling and the seed rankers included."""
         super().validate_params()
         parse_objectives(self.objectives)
+        if self.seed_rankers is not None:
+            resolve_filters(self.seed_rankers, self._needs_labels())

@@ -37,7 +37,35 @@ def test_hand_worked_example():
     # C4 with w = (0, 1): 4 pairs at distance 1, 2 at distance 0; mean d = 2/3
     s = np.exp(-np.log(2) / (2 / 3))
     h = -(s * np.log(s) + (1 - s) * np.log(1 - s))
-    assert c.entropy(W[:1])[0] == pytest.approx(4 / 6 * h, abs=1e-9)
+    # single-precision pairs (criteria.ENTROPY_DTYPE): about 1e-7 relative
+    assert c.entropy(W[:1])[0] == pytest.approx(4 / 6 * h, rel=1e-6)
+    # the two clipped ends: a distance of 0 gives s = 1 − ε, whose entropy is
+    # −(ε ln ε + (1 − ε) ln(1 − ε)) ≈ ε(1 − ln ε), 2.86e-11; the same for s = ε
+    eps = 1e-12
+    h_eps = -(eps * np.log(eps) + (1 - eps) * np.log1p(-eps))
+    assert c.entropy(np.zeros((1, 2)))[0] == pytest.approx(h_eps, rel=1e-5)
+
+
+def test_entropy_shortcut_equals_the_direct_formula_by_hand():
+    # 100 samples on one feature: 99 at 0, one at 1. The 4851 pairs of the 99 are at
+    # distance 0 (s clipped to 1 − ε); the 99 pairs with the outlier at distance 1, and
+    # the mean distance is 99/4950 = 1/50, so α = 50 ln 2 and u = α·1 = 34.7 > −ln ε:
+    # s = exp(−34.7) is clipped to ε. Every pair contributes the same h(ε) = h(1 − ε).
+    X = np.zeros((100, 1))
+    X[-1] = 1.0
+    eps = 1e-12
+    h_eps = -(eps * np.log(eps) + (1 - eps) * np.log1p(-eps))
+    c = Criteria(X, None, ("C4",))
+    assert c.n_pairs == 4950
+    assert c.entropy(np.ones((1, 1)))[0] == pytest.approx(h_eps, rel=1e-5)
+    # 3 samples at 0, 1, 3 (weight 1): distances 1, 3, 2, mean 2, α = ln 2 / 2, so
+    # s = 2^(−d/2) = 2^−0.5, 2^−1.5, 2^−1 — the direct formula, log(s) computed, in doubles
+    c = Criteria(np.array([[0.0], [1.0], [3.0]]), None, ("C4",))
+    s = 2.0 ** -np.array([0.5, 1.5, 1.0])
+    direct = np.mean(-(s * np.log(s) + (1 - s) * np.log(1 - s)))
+    assert c.entropy(np.ones((1, 1)))[0] == pytest.approx(direct, rel=1e-6)
+    # and with weight 0.5 (every distance halved, α doubled): the same s, the same value
+    assert c.entropy(np.full((1, 1), 0.5))[0] == pytest.approx(direct, rel=1e-6)
 
 
 def _loop_criteria(X, y, w):
@@ -75,7 +103,9 @@ def test_vectorised_population_equals_per_individual(seed, m, n):
     objectives = [(k, 1.0) for k in ALL]
     got = crit.evaluate(W, objectives)
     want = np.array([_loop_criteria(X, y, w) for w in W])
-    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got[:, :3], want[:, :3], rtol=1e-12, atol=1e-12)
+    # C4's pairs are single precision (criteria.ENTROPY_DTYPE)
+    np.testing.assert_allclose(got[:, 3], want[:, 3], rtol=2e-6, atol=1e-15)
 
 
 def test_signs_and_aliases():
@@ -147,3 +177,17 @@ def test_labels_read_back(key, sign):
 def test_bad_explicit_directions(bad, match):
     with pytest.raises(InvalidParameterError, match=match):
         parse_objectives(bad)
+
+
+def test_double_precision_entropy_is_the_direct_formula():
+    rng = np.random.default_rng(5)
+    X = rng.uniform(size=(9, 3))
+    W = rng.uniform(size=(4, 3))
+    W[0] = 0.0
+    want = np.array([_loop_criteria(X, np.arange(9) % 2, w)[3] for w in W])
+    double = Criteria(X, None, ("C4",), precision="double").entropy(W)
+    np.testing.assert_allclose(double, want, rtol=1e-12, atol=1e-15)
+    single = Criteria(X, None, ("C4",)).entropy(W)
+    np.testing.assert_allclose(single, want, rtol=2e-6, atol=1e-15)
+    with pytest.raises(InvalidParameterError, match="entropy_precision"):
+        Criteria(X, None, ("C4",), precision="half")

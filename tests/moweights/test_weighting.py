@@ -171,3 +171,114 @@ def test_pareto_mean_weights_are_the_averaged_weights(bench):
     assert list(mean.index) == list(X.columns)
     pd.testing.assert_series_equal(mean, est.pareto_weights_.mean(), check_names=False)
     assert mean[["f7", "f8"]].isna().all()  # constant features are set aside
+
+
+# ------------------------------------------------------------------ the wide-data path
+@pytest.fixture(scope="module")
+def wide():
+    from moweights.datasets import make_planted
+
+    return make_planted("clusters", n_samples=60, n_features=120, informative=6, random_state=0)
+
+
+def test_width_parameters_default_to_the_plain_search(bench):
+    X, y = bench
+    est = MOWeighting()
+    assert est.get_params()["seed_rankers"] is None and est.get_params()["preselect"] is None
+    a = MOWeighting(n_gen=12, pop_size=10, random_state=3).fit(X, y)
+    b = MOWeighting(n_gen=12, pop_size=10, random_state=3, preselect=50).fit(X, y)
+    assert a.preselected_ is None and b.preselected_ is None  # 50 >= 8 features: no cut
+    np.testing.assert_array_equal(a.scores_, b.scores_)
+
+
+def test_preselect_weighs_only_the_filters_top_features(wide):
+    X, y = wide.X, wide.y
+    est = MOWeighting(preselect=10, n_gen=15, pop_size=12, random_state=0).fit(X, y)
+    anova = rankers.get("anova_f").fit(X, y)
+    top = set(X.columns[anova.ranking_[:10]])
+    assert set(est.preselected_) == top
+    W = est.pareto_weights_
+    assert (W.drop(columns=sorted(top)) == 0).all().all()  # the others weigh 0
+    # the searched features come first, the others follow in the filter's order
+    order = list(X.columns[est.ranking_])
+    assert set(order[:10]) == top
+    assert order[10:] == [c for c in X.columns[anova.ranking_] if c not in top]
+
+
+def test_seeded_population_holds_the_filters_top_sets():
+    from moweights.weighting.width import seeded_population
+
+    orders = [np.array([3, 1, 0, 2, 4]), np.array([1, 3, 4, 0, 2])]
+    pop = seeded_population(orders, 10, np.random.default_rng(0))
+    # t = 1, 2, 4, 5 from each filter in turn, duplicates skipped, at most half of 10
+    expected = [[3], [1], [1, 3], [0, 1, 2, 3], [0, 1, 3, 4]]
+    for row, members in zip(pop[:5], expected, strict=True):
+        assert np.flatnonzero(row).tolist() == members
+        assert set(row[members]) == {1.0}
+    again = seeded_population(orders, 10, np.random.default_rng(0))
+    np.testing.assert_array_equal(pop, again)
+    assert ((pop[5:] > 0) & (pop[5:] < 1)).all()  # the rest is uniform random
+
+
+def test_seed_rankers_are_used_and_reproducible(wide):
+    X, y = wide.X, wide.y
+    params = dict(seed_rankers=("anova_f", "fisher_score"), n_gen=10, pop_size=12)
+    a = MOWeighting(random_state=1, **params).fit(X, y)
+    b = MOWeighting(random_state=1, **params).fit(X, y)
+    pd.testing.assert_frame_equal(a.pareto_weights_, b.pareto_weights_)
+    np.testing.assert_array_equal(a.ranking_, b.ranking_)
+    plain = MOWeighting(random_state=1, n_gen=10, pop_size=12).fit(X, y)
+    assert not a.pareto_weights_.equals(plain.pareto_weights_)
+    # an estimator works as well as its name, and is cloned, not fitted in place
+    filt = rankers.get("anova_f")
+    c = MOWeighting(random_state=1, **{**params, "seed_rankers": [filt, "fisher_score"]})
+    np.testing.assert_array_equal(c.fit(X, y).ranking_, a.ranking_)
+    assert not hasattr(filt, "scores_")
+
+
+def test_seeding_finds_planted_features_the_plain_search_misses():
+    from moweights.datasets import make_planted
+
+    data = make_planted("clusters", n_samples=100, n_features=400, informative=8, random_state=2)
+    params = dict(n_gen=40, random_state=0)
+    plain = MOWeighting(**params).fit(data.X, data.y)
+    seeded = MOWeighting(seed_rankers="anova_f", **params).fit(data.X, data.y)
+    p_plain, _ = data.recovery(data.X.columns[plain.ranking_])
+    p_seeded, _ = data.recovery(data.X.columns[seeded.ranking_])
+    assert p_seeded > p_plain, (p_seeded, p_plain)
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"preselect": 0}, "preselect"),
+        ({"preselect": 2.5}, "preselect"),
+        ({"preselect": "10"}, "preselect"),
+        ({"seed_rankers": "no_such_ranker"}, "seed_rankers"),
+        ({"seed_rankers": [3]}, "seed_rankers"),
+        ({"seed_rankers": ()}, "seed_rankers"),
+        ({"seed_rankers": 7}, "seed_rankers"),
+        ({"seed_rankers": "anova_f", "objectives": ("C4",)}, "seed_rankers.*unsupervised"),
+    ],
+)
+def test_bad_width_parameters_name_themselves(bench, params, match):
+    X, y = bench
+    with pytest.raises(InvalidParameterError, match=match):
+        MOWeighting(n_gen=2, pop_size=8, **params).fit(X, y)
+
+
+@pytest.mark.parametrize("objectives", [("-C2", "-C4"), ("C1", "-C2", "-C3", "C4")])
+def test_single_precision_entropy_keeps_the_papers_ranking_blocks(bench, objectives):
+    # pinned: on the paper's data (80 x 250, seed 0) single and double precision C4 give
+    # the same blocks, label first, the four informative f2..f6 next, noise and constant
+    # features last; within a block the order may differ, as it does between seeds
+    X, y = bench
+    got = {}
+    for precision in ("single", "double"):
+        est = MOWeighting(objectives=objectives, entropy_precision=precision, random_state=0)
+        order = list(X.columns[est.fit(X, y).ranking_])
+        assert order[0] == "f1", (precision, order)
+        assert set(order[1:6]) == {"f2", "f3", "f4", "f5", "f6"}, (precision, order)
+        assert set(order[6:]) == {"f7", "f8", "f9", "f10"}, (precision, order)
+        got[precision] = order
+    assert got["single"][:1] == got["double"][:1]
