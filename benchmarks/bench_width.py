@@ -43,8 +43,9 @@ import sys
 import time
 from pathlib import Path
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import numpy as np
 
@@ -106,7 +107,7 @@ def _cell_main(conn, name: str, m: int, n: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (virtual + LIMIT_BYTES, virtual + LIMIT_BYTES))
     try:
         conn.send(run_cell(name, m, n))
-    except BaseException as exc:  # noqa: BLE001 - reported as the cell's result
+    except BaseException as exc:  # reported as the cell's result
         conn.send({"error": f"{type(exc).__name__}: {str(exc)[:90]}"})
 
 
@@ -243,9 +244,7 @@ def main(argv=None) -> None:
         rankers.get(name)
     make_planted("shift", n_samples=20, n_features=20, random_state=0)
 
-    command = "python benchmarks/bench_width.py " + " ".join(
-        sys.argv[1:] if argv is None else argv
-    )
+    command = "python benchmarks/bench_width.py " + " ".join(sys.argv[1:] if argv is None else argv)
     top = header(command.strip())
     names = args.rankers or rankers.available()["name"].tolist()
     if args.quick:
