@@ -30,6 +30,7 @@ Examples::
     python benchmarks/bench_width.py --quick
     python benchmarks/bench_width.py --out benchmarks/results/width/bench_width.md
     python benchmarks/bench_width.py --rankers frane laplacian --cap 20
+    python benchmarks/bench_width.py --resume width.log > width2.log   # reuse its cells
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import signal
 import subprocess
@@ -164,7 +166,7 @@ def series(name, shapes, timeout, cap, log, spent) -> list[tuple[int, int, dict]
     """Cells of one series in order; stops at a failure, skips projected overruns."""
     done = []
     for m, n in shapes:
-        if spent["left"] <= 0:
+        if spent["left"] <= 0 and f"{name} {m}x{n}" not in spent["resume"]:
             log(f"{name} {m}x{n}: benchmark budget spent, skipped")
             break
         if len(done) >= 2:
@@ -176,9 +178,11 @@ def series(name, shapes, timeout, cap, log, spent) -> list[tuple[int, int, dict]
             if projected > cap:
                 log(f"{name} {m}x{n}: projected {projected:.0f} s > cap, skipped")
                 break
-        start = time.monotonic()
-        cell = child(name, m, n, timeout)
-        spent["left"] -= time.monotonic() - start
+        cell = spent["resume"].get(f"{name} {m}x{n}")
+        if cell is None:
+            start = time.monotonic()
+            cell = child(name, m, n, timeout)
+            spent["left"] -= time.monotonic() - start
         log(f"{name} {m}x{n}: {json.dumps(cell)}")
         if "error" in cell:
             done.append((m, n, cell))
@@ -187,11 +191,21 @@ def series(name, shapes, timeout, cap, log, spent) -> list[tuple[int, int, dict]
     return done
 
 
-def bench(names, sizes, timeout, cap, budget) -> tuple[list[dict], list[dict]]:
+def read_log(path: Path | None) -> dict:
+    """Cells a previous run printed (``name MxN: {json}`` lines), to resume from."""
+    cells = {}
+    for line in path.read_text().splitlines() if path else []:
+        found = re.match(r"(\S+ \d+x\d+): (\{.*\})$", line)
+        if found:
+            cells[found.group(1)] = json.loads(found.group(2))
+    return cells
+
+
+def bench(names, sizes, timeout, cap, budget, resume=None) -> tuple[list[dict], list[dict]]:
     def log(text):
         print(text, flush=True)
 
-    spent = {"left": budget}
+    spent = {"left": budget, "resume": read_log(resume)}
     cells, summary = [], []
     for name in names:
         feat = series(name, [(sizes["rows"], n) for n in sizes["features"] + sizes["extra"]],
@@ -251,6 +265,8 @@ def main(argv=None) -> None:
                         help="skip a shape whose projected CPU seconds exceed this")  # fmt: skip
     parser.add_argument("--budget", type=float, default=3600.0, help="wall seconds in all")
     parser.add_argument("--out", type=Path, help="also write the tables (markdown) here")
+    parser.add_argument("--resume", type=Path,
+                        help="a previous run's output: its cells are reused")  # fmt: skip
     args = parser.parse_args(argv)
     from threadpoolctl import threadpool_limits
 
@@ -272,7 +288,7 @@ def main(argv=None) -> None:
     else:
         sizes = {"features": FEATURES, "extra": EXTRA_FEATURES, "samples": SAMPLES,
                  "rows": FEATURE_ROWS, "columns": SAMPLE_COLUMNS}  # fmt: skip
-    summary, cells = bench(names, sizes, args.timeout, args.cap, args.budget)
+    summary, cells = bench(names, sizes, args.timeout, args.cap, args.budget, args.resume)
     print_table(summary, title="exponents")
     tables = f"## Exponents\n\n{_markdown(summary)}\n\n## Cells\n\n{_markdown(cells)}\n"
     print(tables)
