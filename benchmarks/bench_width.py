@@ -201,6 +201,27 @@ def read_log(path: Path | None) -> dict:
     return cells
 
 
+def reach(done, axis: int, time_slope: float, mem_slope: float, seconds=60.0, mb=4096.0) -> str:
+    """The size along ``axis`` a fit reaches within ``seconds`` CPU and ``mb`` memory,
+    extrapolated from the largest completed cell with exponents of at least 1 (flat
+    slopes are fixed overhead); at most ten times the largest measured (then ">")."""
+    ok = [(mn, c) for *mn, c in done if "error" not in c]
+    if not ok:
+        return "-"
+    mn, c = max(ok, key=lambda item: item[0][axis])
+    x = mn[axis]
+    a = max(time_slope, 1.0) if np.isfinite(time_slope) else 2.0
+    b = max(mem_slope, 1.0) if np.isfinite(mem_slope) else 2.0
+    used = max(c["peak_mb"] - c["idle_mb"], 1.0)
+    size = x * min((seconds / max(c["seconds"], 1e-3)) ** (1 / a), (mb / used) ** (1 / b))
+    failed = [mn2[axis] for *mn2, c2 in done if "error" in c2]
+    if failed:
+        size = min(size, failed[0])
+    if size > 10 * x:
+        return f">{10 * x:,}"
+    return f"~{float(f'{size:.2g}'):,.0f}"
+
+
 def bench(names, sizes, timeout, cap, budget, resume=None) -> tuple[list[dict], list[dict]]:
     def log(text):
         print(text, flush=True)
@@ -227,12 +248,18 @@ def bench(names, sizes, timeout, cap, budget, resume=None) -> tuple[list[dict], 
         widest = max((n for _, n, c in feat if "error" not in c), default=0)
         last = next((c for _, n, c in feat if n == widest), {})
         failed = [f"{m}x{n}: {c['error']}" for m, n, c in feat + samp if "error" in c]
+        laptop = {
+            f"features@{sizes['rows']}_1min_4GB": reach(
+                feat, 1, fits["time~features"], fits["mem~features"]),
+            f"rows@{sizes['columns']}_1min_4GB": reach(
+                samp, 0, fits["time~samples"], fits["mem~samples"]),
+        }  # fmt: skip
         summary.append({"ranker": name, **fits,
                         "widest": f"{sizes['rows']}x{widest}",
                         "widest_cpu_s": last.get("seconds", np.nan),
                         "widest_mem_MB": last.get("peak_mb", np.nan) - last.get("idle_mb", np.nan),
                         "over_1.2": "yes" if max(fits["time~features"], fits["mem~features"]) > 1.2
-                        else "", "notes": "; ".join(failed)})  # fmt: skip
+                        else "", **laptop, "notes": "; ".join(failed)})  # fmt: skip
     return summary, cells
 
 
@@ -252,7 +279,9 @@ def header(command: str) -> str:
         f"scipy {scipy.__version__}, scikit-learn {sklearn.__version__}; {cpu}, "
         f"{os.cpu_count()} CPUs shared with other jobs, load average {load} at the start; "
         "BLAS on one thread. cpu_s = CPU seconds of fit; mem_MB = the child's peak RSS minus "
-        "its RSS after the imports (data + fit); exponents = log-log least-squares slopes.\n"
+        "its RSS after the imports (data + fit); exponents = log-log least-squares slopes; "
+        "*_1min_4GB = the size a fit reaches in 60 CPU s and 4 GB, extrapolated from the "
+        "largest cell with exponents of at least 1 (at most 10x it, then '>').\n"
     )
 
 
