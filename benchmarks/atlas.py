@@ -4,16 +4,26 @@ Each cell generates one data set with :func:`moweights.planted.make_planted` (st
 share of informative features × width × samples × seed), fits one ranker on it and scores
 the ranking by the precision and recall of the planted features among its first k (k =
 the number planted, so precision = recall; ``--k-factor 2`` looks at twice as many), with
-the fit's CPU seconds and the child process's peak memory. Every column is standardised
-(mean 0, variance 1) unless ``--raw``: a planted signal also adds variance, and on raw
-columns the variance alone finds it. Unsupervised rankers run on
+the fit's CPU seconds and the child process's peak memory. With ``--curves-max-width W``,
+the cells of the first seed (``--curves-seeds``) of data with a target (every structure
+but ``modules`` and ``manifold``) up to W features also get the shared error curves'
+score: the ECA of the ranking against a random one (``aggregation.evaluation.eca``,
+uniform weights, the paper's quadratic SVM, 5 folds, subsets of 1, 2, 4, ... features),
+> 0 when the ranking's top features predict the target better than its bottom ones.
+Every column is standardised (mean 0, variance 1) unless ``--raw``: a planted signal also
+adds variance, and on raw columns the variance alone finds it. Unsupervised rankers run on
 every structure (on X alone); supervised rankers only where the structure has a class
 (``shift``, ``xor``, ``imbalanced``). A ranker that picks features at random recovers the
 share of informative features on average: the ``random`` row of every table.
 
 Cells run through the benchmark harness (``benchmarks/_protocol.py``): each in its own
 process under a time budget, cached on disk (resumable), ``--n-jobs`` at a time through
-joblib, or on a Dask cluster with ``--backend dask --scheduler ADDRESS``.
+joblib, or on a Dask cluster with ``--backend dask --scheduler ADDRESS``, or one after
+another in this process with ``--backend inline`` (no start-up cost, no time budget).
+``--set genie3.min_samples_leaf=10`` adds a run of a ranker with other parameters beside
+its default one (its rows are labelled ``genie3(min_samples_leaf=10)``; repeat ``--set``
+for more variants); ``--max-width agnos_s=1000`` skips a ranker on
+wider data (the summary names what was skipped).
 
     python benchmarks/atlas.py --quick                     # a smoke run, a minute
     python benchmarks/atlas.py --out benchmarks/results/atlas   # the default grid
@@ -40,6 +50,7 @@ from _protocol import (
     add_run_arguments,
     code_fingerprint,
     failed_cells_markdown,
+    parse_sets,
     run_cells,
     run_options,
     status_table,
@@ -75,6 +86,7 @@ def compute_cell(payload: dict) -> dict:
     from moweights.planted import make_planted
 
     s = payload["settings"]
+    name = s.get("name", payload["ranker"])
     data = make_planted(
         s["structure"],
         n_samples=s["n_samples"],
@@ -95,8 +107,9 @@ def compute_cell(payload: dict) -> dict:
             "n_planted": n_planted,
             "cpu_seconds": 0.0,
             "peak_mb": 0.0,
+            "eca": 0.0 if s.get("curves") else np.nan,  # the expected curve's own ECA
         }
-    est = rankers.get(payload["ranker"], **s["params"])
+    est = rankers.get(name, **s["params"])
     if "random_state" in est.get_params():
         est.set_params(random_state=s["seed"])
     y = data.y if rankers.ranker_tags(est).requires_y else None
@@ -106,6 +119,12 @@ def compute_cell(payload: dict) -> dict:
     order = data.X.columns[est.ranking_]
     precision, recall = data.recovery(order, k)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # kB on Linux
+    score = np.nan
+    if s.get("curves"):
+        from aggregation.evaluation import eca, ffa_rfa
+
+        curve = ffa_rfa(list(order), data.X, data.y, cv=5, grid="geometric", random_state=0)
+        score = eca(curve)
     return {
         "precision": precision,
         "recall": recall,
@@ -113,6 +132,7 @@ def compute_cell(payload: dict) -> dict:
         "n_planted": n_planted,
         "cpu_seconds": cpu,
         "peak_mb": peak,
+        "eca": score,
     }
 
 
@@ -133,8 +153,33 @@ def ranker_names(selected: list[str] | None) -> tuple[list[str], list[str]]:
     return unsup, sup.tolist()
 
 
+def _label(name: str, params: dict) -> str:
+    """A ranker's row label: its name, with the parameters it runs with when not default."""
+    if not params:
+        return name
+    return f"{name}({','.join(f'{k}={v}' for k, v in sorted(params.items()))})"
+
+
+def _max_widths(items: list[str] | None) -> dict[str, int]:
+    out = {}
+    for item in items or []:
+        name, _, width = item.partition("=")
+        if not width.isdigit():
+            raise SystemExit(f"--max-width expects RANKER=WIDTH, got {item!r}")
+        out[name] = int(width)
+    return out
+
+
 def make_cells(args, grid: dict) -> list[Cell]:
     unsup, sup = ranker_names(args.rankers)
+    variants: dict[str, list[dict]] = {}
+    for item in args.set or []:
+        for name, given in parse_sets([item]).items():
+            variants.setdefault(name, []).append(given)
+    unknown = sorted(set(variants) - set(unsup) - set(sup))
+    if unknown:
+        raise SystemExit(f"--set names rankers not in the run: {', '.join(unknown)}")
+    max_width = _max_widths(args.max_width)
     cells = []
     for structure in grid["structure"]:
         names = unsup + (sup if structure in SUPERVISED_STRUCTURES else [])
@@ -142,6 +187,11 @@ def make_cells(args, grid: dict) -> list[Cell]:
             for width in grid["n_features"]:
                 for m in grid["n_samples"]:
                     for seed in range(args.seed, args.seed + grid["seeds"]):
+                        curves = (
+                            structure not in ("modules", "manifold")
+                            and width <= args.curves_max_width
+                            and seed < args.seed + args.curves_seeds
+                        )
                         common = {
                             "structure": structure,
                             "informative": share,
@@ -151,14 +201,22 @@ def make_cells(args, grid: dict) -> list[Cell]:
                             "k_factor": args.k_factor,
                             "standardize": not args.raw,
                         }
+                        if curves:  # only then: older cached cells stay valid
+                            common["curves"] = True
                         dataset = f"{structure}-{share:g}-{m}x{width}-s{seed}"
                         gen = code_fingerprint(modules=["moweights.planted"])
                         for name in names:
-                            settings = common | {
-                                "params": {},
-                                "code": code_fingerprint([name]) + gen,
-                            }
-                            cells.append(Cell(PROTOCOL, dataset, name, settings))
+                            if width > max_width.get(name, width):
+                                continue
+                            for given in [{}, *variants.get(name, [])]:
+                                settings = common | {
+                                    "params": given,
+                                    "code": code_fingerprint([name]) + gen,
+                                }
+                                if given:
+                                    settings["name"] = name
+                                label = _label(name, given)
+                                cells.append(Cell(PROTOCOL, dataset, label, settings))
                         cells.append(Cell(PROTOCOL, dataset, "random", common | {"code": gen}))
     return cells
 
@@ -194,7 +252,10 @@ def heatmap(frame: pd.DataFrame, structure: str, path: Path) -> None:
         index="ranker", columns="informative", values="precision", aggfunc="mean"
     )
     table = table.loc[table.mean(axis=1).sort_values(ascending=False).index]
-    fig, ax = plt.subplots(figsize=(1.2 + 0.9 * table.shape[1], 0.8 + 0.32 * table.shape[0]))
+    label = max(len(str(name)) for name in table.index)
+    fig, ax = plt.subplots(
+        figsize=(1.6 + 0.08 * label + 0.9 * table.shape[1], 0.8 + 0.32 * table.shape[0])
+    )
     im = ax.imshow(table.to_numpy(), vmin=0, vmax=1, cmap="viridis", aspect="auto")
     ax.set_xticks(range(table.shape[1]), [f"{c:g}" for c in table.columns])
     ax.set_yticks(range(table.shape[0]), table.index)
@@ -221,12 +282,21 @@ def summary_markdown(frame: pd.DataFrame, args, seconds: float) -> str:
     lines = ["# Atlas: which ranker recovers which planted structure", ""]
     lines.append(f"Command: `python benchmarks/atlas.py {' '.join(args.argv)}`  ")
     lines.append(f"Wall time: {seconds:.0f} s; versions: {versions()}")
+    if getattr(args, "skipped", None):
+        lines.append("")
+        lines.append(f"Skipped (too slow at that width, `--max-width`): {args.skipped}.")
     lines.append("")
     lines.append(
         "Precision of the planted features among each ranking's first k (k = the "
         "number planted), averaged over widths, sample sizes and seeds; `random` is "
         "the share of planted features (what a random ranking recovers on average)."
     )
+    widths = sorted(frame["n_features"].unique())
+    if len(widths) > 1:
+        lines.append(
+            "Each structure's first table averages the widths; the tables after it give "
+            "each width apart."
+        )
     for structure, part in frame.groupby("structure", sort=False):
         table = part.pivot_table(
             index="ranker", columns="informative", values="precision", aggfunc="mean"
@@ -235,6 +305,28 @@ def summary_markdown(frame: pd.DataFrame, args, seconds: float) -> str:
         table = table.sort_values("mean", ascending=False)
         table.columns = [c if isinstance(c, str) else f"{c:g}" for c in table.columns]
         lines += ["", f"## {structure}", "", to_markdown(table, floatfmt=".2f")]
+        if len(widths) > 1:
+            for width, sub in part.groupby("n_features"):
+                t = sub.pivot_table(
+                    index="ranker", columns="informative", values="precision", aggfunc="mean"
+                )
+                t["mean"] = t.mean(axis=1)
+                t = t.sort_values("mean", ascending=False)
+                t.columns = [c if isinstance(c, str) else f"{c:g}" for c in t.columns]
+                lines += ["", f"### {structure}, {width} features", "", to_markdown(t, ".2f")]
+        if "eca" in part.columns and part["eca"].notna().any():
+            sub = part[part["eca"].notna()]
+            t = sub.pivot_table(index="ranker", columns="informative", values="eca")
+            t["mean"] = t.mean(axis=1)
+            t = t.sort_values("mean", ascending=False)
+            t.columns = [c if isinstance(c, str) else f"{c:g}" for c in t.columns]
+            at = ", ".join(str(w) for w in sorted(sub["n_features"].unique()))
+            lines += [
+                "",
+                f"### {structure}: ECA against a random ranking ({at} features)",
+                "",
+                to_markdown(t, ".3f"),
+            ]
     cost = frame[frame["ranker"] != "random"].pivot_table(
         index="ranker", columns="n_features", values="cpu_seconds", aggfunc="median"
     )
@@ -264,6 +356,27 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
         help="keep each column's scale (by default every column has variance 1, so the planted "
         "signal cannot be found by its variance alone)",
     )
+    parser.add_argument(
+        "--set",
+        action="append",
+        metavar="RANKER.PARAM=VALUE",
+        help="also run a ranker with this parameter (repeatable; its rows get a labelled name)",
+    )
+    parser.add_argument(
+        "--max-width",
+        nargs="+",
+        metavar="RANKER=WIDTH",
+        help="skip a ranker on data wider than WIDTH features",
+    )
+    parser.add_argument(
+        "--curves-max-width",
+        type=int,
+        default=0,
+        help="ECA of the error curves for cells with a target up to this width (0: none)",
+    )
+    parser.add_argument(
+        "--curves-seeds", type=int, default=1, help="seeds that get the ECA (default 1)"
+    )
     parser.add_argument("--out", type=Path, help="folder for the tables and figures")
     add_run_arguments(parser, budget=300.0)
     args = parser.parse_args(argv)
@@ -278,6 +391,11 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     ):
         if value:
             grid[key] = value
+    args.skipped = ", ".join(
+        f"{name} above {w} features"
+        for name, w in _max_widths(args.max_width).items()
+        if any(width > w for width in grid["n_features"])
+    )
     start = time.perf_counter()
     records = run_cells(make_cells(args, grid), script=__file__, **run_options(args))
     seconds = time.perf_counter() - start

@@ -54,3 +54,36 @@ def test_tiny_grid_scores_resumes_and_writes(tmp_path):
     pd.testing.assert_frame_equal(pd.read_csv(out / "atlas.csv"), frame, check_dtype=False)
     again = atlas.main(args)  # every cell from the cache
     pd.testing.assert_frame_equal(again, frame)
+
+
+def test_variants_skips_and_error_curves_in_process(tmp_path):
+    atlas = _atlas()
+    args = [
+        "--quick",
+        "--rankers",
+        "anova_f",
+        "relieff",
+        "--structures",
+        "shift",
+        "--set",
+        "relieff.n_neighbors=5",
+        "--max-width",
+        "anova_f=50",
+        "--curves-max-width",
+        "100",
+        "--backend",
+        "inline",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--out",
+        str(tmp_path / "out"),
+        "--quiet",
+    ]
+    frame = atlas.main(args).set_index("ranker")
+    # anova_f is skipped above 50 features; the variant runs beside the default relieff
+    assert sorted(frame.index) == ["random", "relieff", "relieff(n_neighbors=5)"]
+    assert frame.loc["random", "eca"] == 0.0  # a random ranking against the expected curve
+    # 3 strong shifted features: the top of relieff's ranking predicts the class
+    assert frame.loc["relieff", "precision"] == 1.0 and frame.loc["relieff", "eca"] > 0.1
+    text = (tmp_path / "out" / "summary.md").read_text()
+    assert "ECA against a random ranking" in text and "anova_f above 50 features" in text
