@@ -32,3 +32,18 @@ def test_quick_run_agrees_with_the_peers(tmp_path, monkeypatch):
     # CMIM: the same selections, or the same up to an exact tie broken by the lower index
     cmim = agreement["cmim (first 5)"]
     assert cmim == "same selections" or "a tie" in cmim, cmim
+
+
+def test_an_order_that_differs_only_among_tied_scores_is_the_same_order():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    spec = importlib.util.spec_from_file_location("bench_sp2", BENCH / "bench_supervised_peers.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    scores = np.array([3.0, 1.0, 2.0, 1.0 + 1e-13])  # features 1 and 3 tie by our rule
+    fitted = SimpleNamespace(scores_=scores, ranking_=np.array([0, 2, 1, 3]))
+    assert module.same_order(fitted, np.array([0, 2, 1, 3])) == "same order"
+    assert module.same_order(fitted, np.array([0, 2, 3, 1])).startswith("same order up to ties")
+    assert module.same_order(fitted, np.array([2, 0, 1, 3])) == "orders differ"
