@@ -119,6 +119,7 @@ def test_study_report_and_summary_show_the_statistics(study):
     for text in ("Across data sets", "Friedman", "Iman–Davenport", "critical difference"):
         assert text in html
     assert 'href="wine/report.html"' in html
+    assert html.count("<th>data_set</th>") == len(result.scores)  # one column per table
     assert (out / "study" / "cd_topk_mse.png").stat().st_size > 0
     assert "study/cd_topk_mse.png" in html
     text = summary_text(out)
