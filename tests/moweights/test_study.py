@@ -226,3 +226,17 @@ def test_validate_names_a_study(tmp_path, capsys):
     path = _write(tmp_path, '[[data]]\nbuiltin = "wine"\n[[data]]\nbuiltin = "iris"\n' + RANKERS)
     assert main(["validate", str(path)]) == 0
     assert "study on 2 data sets: wine, iris" in capsys.readouterr().out
+
+
+def test_a_parallel_study_gives_the_same_tables(study, tmp_path):
+    """[run] n_jobs and backend reach every data set's run, as in a single run."""
+    _, first = study
+    out = tmp_path / "parallel"
+    text = _study_text(out) + '\n[run]\nn_jobs = 2\nbackend = "threading"\n'
+    text = text.replace("[run]\nverbose = 0\n", "")
+    config = load_config(_write(tmp_path, text + "verbose = 0\n"))
+    assert config.run.backend == "threading" and config.run.n_jobs == 2
+    run(config, cache=False)
+    here, there = out / "study", first.output_dir / "study"
+    for name in ("scores_topk_mse.csv", "scores_eca_uniform.csv", "average_ranks.csv"):
+        assert (here / name).read_bytes() == (there / name).read_bytes(), name
