@@ -131,6 +131,7 @@ def test_rerunning_a_study_resumes_from_the_cache(study, tmp_path):
     config, first = study
     again = run(config)
     assert again.computed == [] and len(again.cached) == len(first.computed) > 0
+    assert "step(s) from an earlier run's cache" in summary_text(again.output_dir)
     st = first.output_dir / "study"
     for name in ("scores_topk_mse.csv", "average_ranks.csv", "friedman.csv"):
         assert (st / name).read_bytes() == (again.output_dir / "study" / name).read_bytes()
