@@ -374,9 +374,9 @@ def summary_text(folder) -> str:
         ]
     for note in summary["notes"]:
         lines.append(f"note: {note}")
-    cache = summary.get("cache", {})
-    shared = {label for group in summary.get("identical") or [] for label in group[1:]}
-    earlier = [w for w in cache.get("reused", []) if w.rsplit(" ", 1)[-1] not in shared]
+    from moweights.output.study import reused_steps
+
+    earlier = reused_steps(summary)
     reused = f", {len(earlier)} step(s) from an earlier run's cache" if earlier else ""
     manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     n_files = len(manifest["files"]) + 1

@@ -28,7 +28,7 @@ import pandas as pd
 from moweights.output.files import atomic_write, csv_text, json_text, safe_name
 from moweights.output.plots import STUDY
 
-__all__ = ["StudyFolder", "study_summary_text"]
+__all__ = ["StudyFolder", "reused_steps", "study_summary_text"]
 _MANIFEST = "manifest.json"
 
 
@@ -156,6 +156,14 @@ class StudyFolder:
 
 
 # ------------------------------------------------------------------ text
+def reused_steps(summary: dict) -> list[str]:
+    """The steps a run's summary says came from an earlier run's cache (not those shared
+    by identical rankings within the run)."""
+    shared = {label for group in summary.get("identical") or [] for label in group[1:]}
+    reused = summary.get("cache", {}).get("reused", [])
+    return [w for w in reused if w.rsplit(" ", 1)[-1] not in shared]
+
+
 def study_summary_text(folder) -> str:
     """A short human summary of a study folder (from its ``summary.json``), for the terminal."""
     folder = Path(folder)
@@ -187,7 +195,11 @@ def study_summary_text(folder) -> str:
         ]
     for note in summary["notes"]:
         lines.append(f"note: {note}")
-    reused = summary.get("cache", {}).get("reused", [])
-    more = f", {len(reused)} step(s) from an earlier run's cache" if reused else ""
+    reused = 0
+    for d in study["data_sets"]:
+        path = folder / d["folder"] / "summary.json"
+        if path.is_file():
+            reused += len(reused_steps(json.loads(path.read_text(encoding="utf-8"))))
+    more = f", {reused} step(s) from an earlier run's cache" if reused else ""
     lines += ["", f"wrote the study to {folder}/ in {summary['seconds']:.1f} s{more}"]
     return "\n".join(lines)

@@ -119,6 +119,7 @@ def test_study_report_and_summary_show_the_statistics(study):
     for text in ("Across data sets", "Friedman", "Iman–Davenport", "critical difference"):
         assert text in html
     assert 'href="wine/report.html"' in html
+    assert html.count("<th>data_set</th>") == len(result.scores)  # one column per table
     assert (out / "study" / "cd_topk_mse.png").stat().st_size > 0
     assert "study/cd_topk_mse.png" in html
     text = summary_text(out)
@@ -130,6 +131,7 @@ def test_rerunning_a_study_resumes_from_the_cache(study, tmp_path):
     config, first = study
     again = run(config)
     assert again.computed == [] and len(again.cached) == len(first.computed) > 0
+    assert "step(s) from an earlier run's cache" in summary_text(again.output_dir)
     st = first.output_dir / "study"
     for name in ("scores_topk_mse.csv", "average_ranks.csv", "friedman.csv"):
         assert (st / name).read_bytes() == (again.output_dir / "study" / name).read_bytes()
@@ -225,3 +227,17 @@ def test_validate_names_a_study(tmp_path, capsys):
     path = _write(tmp_path, '[[data]]\nbuiltin = "wine"\n[[data]]\nbuiltin = "iris"\n' + RANKERS)
     assert main(["validate", str(path)]) == 0
     assert "study on 2 data sets: wine, iris" in capsys.readouterr().out
+
+
+def test_a_parallel_study_gives_the_same_tables(study, tmp_path):
+    """[run] n_jobs and backend reach every data set's run, as in a single run."""
+    _, first = study
+    out = tmp_path / "parallel"
+    text = _study_text(out) + '\n[run]\nn_jobs = 2\nbackend = "threading"\n'
+    text = text.replace("[run]\nverbose = 0\n", "")
+    config = load_config(_write(tmp_path, text + "verbose = 0\n"))
+    assert config.run.backend == "threading" and config.run.n_jobs == 2
+    run(config, cache=False)
+    here, there = out / "study", first.output_dir / "study"
+    for name in ("scores_topk_mse.csv", "scores_eca_uniform.csv", "average_ranks.csv"):
+        assert (here / name).read_bytes() == (there / name).read_bytes(), name
