@@ -203,6 +203,9 @@ def test_preselect_weighs_only_the_filters_top_features(wide):
     order = list(X.columns[est.ranking_])
     assert set(order[:10]) == top
     assert order[10:] == [c for c in X.columns[anova.ranking_] if c not in top]
+    again = MOWeighting(preselect=10, n_gen=15, pop_size=12, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(again.scores_, est.scores_)
+    pd.testing.assert_frame_equal(again.pareto_weights_, est.pareto_weights_)
 
 
 def test_seeded_population_holds_the_filters_top_sets():
