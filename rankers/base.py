@@ -20,6 +20,7 @@ from rankers.exceptions import (
     InvalidParameterError,
     MoweightsError,
 )
+from rankers.preprocessing import scale_by_power_of_two
 from rankers.tags import RankerTags
 from rankers.ties import TIE_RTOL, snap_ties
 from rankers.validation import (
@@ -382,9 +383,9 @@ def _rescale(X, invariant: bool, name: str):
         return X, 0
     if sp.issparse(X):
         out = X.copy()
-        out.data = np.ldexp(out.data, -shift)
+        out.data = scale_by_power_of_two(out.data, -shift)
         return out, shift
-    out = np.ldexp(X, -shift)
+    out = scale_by_power_of_two(X, -shift)
     out.flags.writeable = False  # as check_X hands it over
     return out, shift
 

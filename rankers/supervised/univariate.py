@@ -19,6 +19,7 @@ from scipy import special, stats
 
 from rankers.base import BaseRanker
 from rankers.exceptions import InvalidInputError
+from rankers.preprocessing import scale_by_power_of_two
 from rankers.ties import TIE_RTOL
 
 __all__ = [
@@ -58,7 +59,7 @@ def _class_moments(X: np.ndarray, y: np.ndarray):
     is a ratio, and a feature in units of 1e300 beside others must not overflow.
     """
     _, exponent = np.frexp(np.abs(X).max(axis=0))
-    X = np.ldexp(X, -exponent)
+    X = scale_by_power_of_two(X, -exponent)
     n_classes = int(y.max()) + 1
     counts = np.bincount(y, minlength=n_classes).astype(np.float64)
     onehot = np.zeros((y.size, n_classes))

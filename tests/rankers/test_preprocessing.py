@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rankers.preprocessing import minmax_scale, scale_features
 
@@ -38,3 +40,21 @@ def test_scale_features_minmax_is_minmax_scale():
     X = np.random.default_rng(1).normal(size=(20, 3))
     assert scale_features(X, "minmax").tobytes() == minmax_scale(X).tobytes()
     assert scale_features(X, None) is X
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=1, max_size=12),
+    st.integers(-1100, 1100),
+    st.integers(-70, 70),
+)
+def test_scale_by_power_of_two_is_ldexp_bit_for_bit(values, far, near):
+    from rankers.preprocessing import scale_by_power_of_two
+
+    x = np.array([*values, 5e-324, -np.finfo(float).tiny / 3, 1.7e308])
+    per_column = np.arange(x.size) % 141 - 70  # an exponent per entry, as per column
+    for exponent in (far, near, per_column):
+        with np.errstate(all="ignore"):
+            want, got = np.ldexp(x, exponent), scale_by_power_of_two(x, exponent)
+        np.testing.assert_array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want))  # -0.0 stays -0.0
