@@ -339,6 +339,14 @@ class Genie3Ranker(_TreeEnsembleRanker):
     RFScoreRanker : the permutation (random-forest) score of the same ensembles.
     rankers.supervised.forest.RandomForestRanker : supervised impurity importance.
 
+    Notes
+    -----
+    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
+    features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted features
+    in its top k, where a random ranking gets about 0.16), it recovers part of manifold
+    0.56, clusters 0.48, modules 0.43, shift 0.42; it fails on imbalanced 0.25, xor 0.13
+    (within 0.1 of chance). See :doc:`/guide/which-ranker` for the tables and heat maps.
+
     References
     ----------
     .. [1] M. Petković, D. Kocev, B. Škrlj and S. Džeroski, "Ensemble- and
@@ -465,6 +473,14 @@ class RFScoreRanker(_TreeEnsembleRanker):
     See Also
     --------
     Genie3Ranker : the impurity score of the same ensembles (better in the paper).
+
+    Notes
+    -----
+    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
+    features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted features
+    in its top k, where a random ranking gets about 0.16), it recovers part of manifold
+    0.52, clusters 0.52, modules 0.45, shift 0.43, imbalanced 0.27; it fails on xor 0.19
+    (within 0.1 of chance). See :doc:`/guide/which-ranker` for the tables and heat maps.
 
     References
     ----------

@@ -106,6 +106,13 @@ class UReliefRanker(BaseRanker):
     to any distance, and counting them would rescale ``d_X`` and so change the other
     features' scores merely because a constant column is present.
 
+    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
+    and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
+    features in its top k, where a random ranking gets about 0.16), it recovers part of
+    modules 0.47, imbalanced 0.36; it fails on clusters 0.25, xor 0.22, manifold 0.20, shift
+    0.18 (within 0.1 of chance). See :doc:`/guide/which-ranker` for the tables and heat
+    maps.
+
     References
     ----------
     .. [1] M. Petković, D. Kocev, B. Škrlj and S. Džeroski, "Ensemble- and Distance-Based
