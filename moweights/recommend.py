@@ -5,8 +5,11 @@ and records how many planted features each one recovers. :func:`recommend` reads
 set's shape (samples, features, whether it has a class target and how balanced it is),
 picks the atlas cells of the structures that shape can hold and the nearest width, and
 ranks the rankers by the share of planted features they recovered there, with the reason.
-The atlas summary shipped with the package (``moweights/data/atlas.csv``) is the committed
-run; ``atlas=`` takes another run's ``atlas.csv``.
+The atlas summary shipped with the package (``moweights/data/atlas.csv``) holds the
+committed runs: ``benchmarks/results/atlas_grid/`` (200 samples x 200 and 2,000 features,
+0.5-50 % informative, 2 seeds; the slowest rankers at 200 features only) and
+``benchmarks/results/atlas/`` (200 x 1,000). ``atlas=`` takes another run's ``atlas.csv``.
+See the guide page "Which ranker when".
 """
 
 from __future__ import annotations

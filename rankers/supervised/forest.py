@@ -76,6 +76,14 @@ class RandomForestRanker(BaseRanker):
     --------
     sklearn.inspection.permutation_importance : the permutation importance used here.
 
+    Notes
+    -----
+    **Where it works.** On the planted-structure atlas (the structures with a class; 200
+    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share
+    of the planted features in its top k, where a random ranking gets about 0.16), it
+    recovers shift 0.83; it recovers part of imbalanced 0.74; it fails on xor 0.16 (within
+    0.1 of chance). See :doc:`/guide/which-ranker` for the tables and heat maps.
+
     References
     ----------
     .. [1] L. Breiman, "Random Forests", Machine Learning 45(1), 5-32, 2001.

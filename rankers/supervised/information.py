@@ -107,6 +107,14 @@ class InfoGainRanker(BaseRanker):
     sklearn.feature_selection.mutual_info_classif : a kNN estimate of mutual
         information for continuous features.
 
+    Notes
+    -----
+    **Where it works.** On the planted-structure atlas (the structures with a class; 200
+    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share
+    of the planted features in its top k, where a random ranking gets about 0.16), it
+    recovers imbalanced 0.94, shift 0.89; it fails on xor 0.16 (within 0.1 of chance). See
+    :doc:`/guide/which-ranker` for the tables and heat maps.
+
     References
     ----------
     .. [1] T. M. Cover and J. A. Thomas, "Elements of Information Theory", 2nd ed.,
@@ -183,6 +191,14 @@ class Chi2Ranker(BaseRanker):
     --------
     InfoGainRanker : information gain of the same contingency tables.
     sklearn.feature_selection.chi2 : the count-data statistic of ``method="sklearn"``.
+
+    Notes
+    -----
+    **Where it works.** On the planted-structure atlas (the structures with a class; 200
+    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share
+    of the planted features in its top k, where a random ranking gets about 0.16), it
+    recovers imbalanced 0.95, shift 0.89; it fails on xor 0.16 (within 0.1 of chance). See
+    :doc:`/guide/which-ranker` for the tables and heat maps.
 
     References
     ----------

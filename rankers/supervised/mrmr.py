@@ -208,6 +208,14 @@ class MRMRRanker(_GreedyBase):
     --------
     JMIRanker, CMIMRanker : two other criteria of the same family.
 
+    Notes
+    -----
+    **Where it works.** On the planted-structure atlas (the structures with a class; 200
+    samples, 200 features, 0.5-50 % of them informative, 2 seeds; the mean share of the
+    planted features in its top k, where a random ranking gets about 0.16), it recovers
+    shift 0.84, imbalanced 0.83; it fails on xor 0.16 (within 0.1 of chance). See
+    :doc:`/guide/which-ranker` for the tables and heat maps.
+
     References
     ----------
     .. [1] H. Peng, F. Long and C. Ding, "Feature selection based on mutual information:
@@ -309,6 +317,14 @@ class JMIRanker(_GreedyBase):
     scores_, relevance_, selection_scores_, n_selected_, ranking_
         As :class:`MRMRRanker`'s.
 
+    Notes
+    -----
+    **Where it works.** On the planted-structure atlas (the structures with a class; 200
+    samples, 200 features, 0.5-50 % of them informative, 2 seeds; the mean share of the
+    planted features in its top k, where a random ranking gets about 0.16), it recovers
+    imbalanced 0.87, shift 0.84; it fails on xor 0.18 (within 0.1 of chance). See
+    :doc:`/guide/which-ranker` for the tables and heat maps.
+
     References
     ----------
     .. [1] H. H. Yang and J. Moody, "Data visualization and feature selection: new
@@ -350,6 +366,14 @@ class CMIMRanker(_GreedyBase):
     ----------
     scores_, relevance_, selection_scores_, n_selected_, ranking_
         As :class:`MRMRRanker`'s.
+
+    Notes
+    -----
+    **Where it works.** On the planted-structure atlas (the structures with a class; 200
+    samples, 200 features, 0.5-50 % of them informative, 2 seeds; the mean share of the
+    planted features in its top k, where a random ranking gets about 0.16), it recovers part
+    of imbalanced 0.70, shift 0.68; it fails on xor 0.15 (within 0.1 of chance). See
+    :doc:`/guide/which-ranker` for the tables and heat maps.
 
     References
     ----------

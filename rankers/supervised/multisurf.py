@@ -71,6 +71,12 @@ class MultiSURFRanker(BaseRanker):
     standard deviation (its "ramp"); here a nominal mismatch counts 1 and numeric diffs
     are range-normalised, as in ReliefF.
 
+    **Where it works.** On the planted-structure atlas (the structures with a class; 200
+    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share
+    of the planted features in its top k, where a random ranking gets about 0.16), it
+    recovers shift 0.87, xor 0.79; it recovers part of imbalanced 0.70. See
+    :doc:`/guide/which-ranker` for the tables and heat maps.
+
     See Also
     --------
     rankers.supervised.relief.ReliefFRanker : a fixed number ``k`` of neighbours.

@@ -101,6 +101,14 @@ class SVMRFERanker(BaseRanker):
     --------
     sklearn.feature_selection.RFE : the generic recursive elimination.
 
+    Notes
+    -----
+    **Where it works.** On the planted-structure atlas (the structures with a class; 200
+    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share
+    of the planted features in its top k, where a random ranking gets about 0.16), it
+    recovers shift 0.88, imbalanced 0.86; it fails on xor 0.23 (within 0.1 of chance). See
+    :doc:`/guide/which-ranker` for the tables and heat maps.
+
     References
     ----------
     .. [1] I. Guyon, J. Weston, S. Barnhill and V. Vapnik, "Gene selection for cancer

@@ -123,6 +123,12 @@ class ANOVAFRanker(_UnivariateBase):
     Time ``O(m n)``, memory one copy of ``X``. Needs at least one class with two samples
     (``m > C``).
 
+    **Where it works.** On the planted-structure atlas (the structures with a class; 200
+    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share
+    of the planted features in its top k, where a random ranking gets about 0.16), it
+    recovers imbalanced 0.99, shift 0.91; it fails on xor 0.16 (within 0.1 of chance). See
+    :doc:`/guide/which-ranker` for the tables and heat maps.
+
     See Also
     --------
     TTestRanker : Welch's t-test, two classes, unequal variances.
@@ -213,6 +219,12 @@ class FisherScoreRanker(_UnivariateBase):
     Notes
     -----
     Time ``O(m n)``, memory one copy of ``X``.
+
+    **Where it works.** On the planted-structure atlas (the structures with a class; 200
+    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share
+    of the planted features in its top k, where a random ranking gets about 0.16), it
+    recovers imbalanced 0.99, shift 0.91; it fails on xor 0.16 (within 0.1 of chance). See
+    :doc:`/guide/which-ranker` for the tables and heat maps.
 
     References
     ----------
@@ -348,6 +360,12 @@ class TTestRanker(_UnivariateBase):
     is its smallest one times the number of tests (Bonferroni, capped at 1);
     :class:`ANOVAFRanker` is the one test of all classes at once. Time
     ``O(C m n)`` for ``C > 2`` classes, ``O(m n)`` for two.
+
+    **Where it works.** On the planted-structure atlas (the structures with a class; 200
+    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share
+    of the planted features in its top k, where a random ranking gets about 0.16), it
+    recovers imbalanced 0.98, shift 0.96; it fails on xor 0.16 (within 0.1 of chance). See
+    :doc:`/guide/which-ranker` for the tables and heat maps.
 
     References
     ----------

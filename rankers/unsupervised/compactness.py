@@ -78,6 +78,13 @@ class CompactnessRanker(BaseRanker):
     twice and the graph is not symmetrised (unlike the Laplacian score's). Firdová et al.
     write the numerator with absolute differences, which is what is computed here.
 
+    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
+    and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
+    features in its top k, where a random ranking gets about 0.16), it recovers xor 0.93,
+    clusters 0.80, manifold 0.80; it recovers part of shift 0.70, modules 0.48; it fails on
+    imbalanced 0.21 (within 0.1 of chance). See :doc:`/guide/which-ranker` for the tables
+    and heat maps.
+
     References
     ----------
     .. [1] P. Zhu, X. Hou, Z. Wang and F. Nie, "Compactness score: a fast filter method

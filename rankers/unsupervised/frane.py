@@ -156,6 +156,13 @@ class FRANeRanker(BaseRanker):
     :func:`rankers.memory.check_memory`), and checks again before gathering the edges
     of the graphs it scores.
 
+    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
+    and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
+    features in its top k, where a random ranking gets about 0.16), it recovers part of
+    manifold 0.71, shift 0.62, clusters 0.60, modules 0.52, imbalanced 0.48; it fails on xor
+    0.16 (within 0.1 of chance). See :doc:`/guide/which-ranker` for the tables and heat
+    maps.
+
     References
     ----------
     .. [1] U. Primožič, B. Škrlj, S. Džeroski and M. Petković, "Unsupervised Feature

@@ -75,6 +75,15 @@ class LaplacianRanker(BaseRanker):
     rankers.unsupervised.variance.VarianceRanker : the variance baseline, which the
         Laplacian score refines with the local graph structure.
 
+    Notes
+    -----
+    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
+    and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
+    features in its top k, where a random ranking gets about 0.16), it recovers manifold
+    0.77; it recovers part of clusters 0.68, modules 0.64, shift 0.62, imbalanced 0.41; it
+    fails on xor 0.19 (within 0.1 of chance). See :doc:`/guide/which-ranker` for the tables
+    and heat maps.
+
     References
     ----------
     .. [1] X. He, D. Cai and P. Niyogi, "Laplacian Score for Feature Selection",
