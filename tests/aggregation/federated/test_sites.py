@@ -119,6 +119,6 @@ def test_moweights_load_file_reads_through_the_same_reader(tmp_path):
         moweights.datasets.load_file(tmp_path / "bad.csv")
     (tmp_path / "t.txt").write_text("a\n1\n")
     with pytest.raises(
-        DataFileError, match=r"\.csv, \.tsv \(optionally \.gz\), \.parquet or \.mat"
+        DataFileError, match=r"\.csv, \.tsv \(optionally \.gz\), \.parquet, \.mat or \.h5ad"
     ):
         moweights.datasets.load_file(tmp_path / "t.txt")  # its own formats, .mat included
