@@ -56,8 +56,9 @@ COLUMNS = [
 ]
 
 
-def spectral_rows(data, repeat, budget, threads) -> list[dict]:
-    rows = bench_spectral.compare(data, list(bench_spectral.METHODS), repeat, budget, True, threads)
+def spectral_rows(data, repeat, budget, threads, methods=None) -> list[dict]:
+    methods = list(bench_spectral.METHODS) if methods is None else methods
+    rows = bench_spectral.compare(data, methods, repeat, budget, True, threads)
     out = []
     for r in rows:
         over = isinstance(r["peer s"], str)
@@ -148,13 +149,24 @@ def main(argv=None) -> None:
     parser.add_argument("--budget", type=float, default=300.0, help="seconds per peer call")
     parser.add_argument("--quick", action="store_true", help="small data (smoke test)")
     parser.add_argument("--out", type=Path, help="also write the table as markdown")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=bench_spectral.METHODS,
+        help="only these spectral methods (no Relief / SVM-RFE rows)",
+    )
+    parser.add_argument("--data", nargs="+", choices=DATA, help="only these data sets")
     args = parser.parse_args(argv)
     threadpool_limits(1)
     data, repeat, budget = DATA, args.repeat, args.budget
+    if args.data:
+        data = args.data
     if args.quick:
         data, repeat, budget = ["blobs150x40"], 1, 60.0
 
-    rows = spectral_rows(data, repeat, budget, 1) + relief_rows(args.quick, repeat, budget)
+    rows = spectral_rows(data, repeat, budget, 1, args.only)
+    if not args.only:
+        rows += relief_rows(args.quick, repeat, budget)
     table = pd.DataFrame(rows).reindex(columns=COLUMNS)
     print_table(table.to_dict("records"), "Baselines vs peers (peer s / ours s = speed-up)")
     if args.out:

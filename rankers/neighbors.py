@@ -35,7 +35,8 @@ def nearest_neighbors(
     *,
     queries: np.ndarray | None = None,
     n_jobs: int | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
+    return_distance: bool = True,
+) -> tuple[np.ndarray, np.ndarray] | np.ndarray:
     """The ``k`` nearest samples of ``X`` to every query (default: every other sample).
 
     Parameters
@@ -57,11 +58,14 @@ def nearest_neighbors(
     n_jobs : int or None, default=None
         Blocks of queries searched in parallel (joblib threads); the answer does not
         depend on it.
+    return_distance : bool, default=True
+        False returns ``ind`` alone and skips recomputing the distances of the pairs
+        from their differences (for callers that compute those differences anyway).
 
     Returns
     -------
     dist : ndarray of shape (n_queries, k)
-        Distances to the neighbours, nearest first.
+        Distances to the neighbours, nearest first (only with ``return_distance``).
     ind : ndarray of shape (n_queries, k)
         Row indices into ``X``; at equal distance (within the tolerance) the lower index
         comes first.
@@ -110,6 +114,8 @@ def nearest_neighbors(
     else:  # threads: the work is BLAS and numpy, which release the GIL
         parts = Parallel(n_jobs=jobs, prefer="threads")(delayed(block)(rows) for rows in blocks)
     ind = np.concatenate(parts) if parts else np.empty((0, k), dtype=np.intp)
+    if not return_distance:
+        return ind
     if metric == "euclidean":
         return _pair_distances(X, Q, ind), ind
     dist = _pair_cosine(Z, ZQ, ind)

@@ -145,7 +145,7 @@ class LaplacianRanker(BaseRanker):
     def _score(self, X, y):
         X = scale_features(X, self.scale)
         m, n = X.shape
-        r, c, w = self._edges(X)  # each undirected edge once, weight S_rc = S_cr
+        r, c, w, sq = self._edges(X)  # each undirected edge once, weight S_rc = S_cr
         d = np.bincount(r, weights=w, minlength=m) + np.bincount(c, weights=w, minlength=m)
         vol = d.sum()
         if vol <= 0.0:  # every heat weight underflowed (a fixed t far too small)
@@ -155,12 +155,14 @@ class LaplacianRanker(BaseRanker):
         den = d @ (Xt * Xt)  # f~ᵀ D f~
         # f~ᵀLf~ = ½ Σ_ij S_ij (f~_i - f~_j)² = Σ_edges S_rc (f_r - f_c)², summed over the
         # edge list (exactly 0 for a feature constant on every edge, unlike f~ᵀDf~ - f~ᵀSf~).
-        # Column blocks bound the (n_edges x block) difference matrix.
-        num = np.empty(n)
-        block = max(1, _BLOCK_ELEMENTS // max(1, r.size))
-        for j in range(0, n, block):
-            diff = X[r, j : j + block] - X[c, j : j + block]
-            num[j : j + block] = w @ (diff * diff)
+        if sq is not None:  # the squared edge differences, kept from the edge lengths
+            num = w @ sq
+        else:  # column blocks bound the (n_edges x block) difference matrix
+            num = np.empty(n)
+            block = max(1, _BLOCK_ELEMENTS // max(1, r.size))
+            for j in range(0, n, block):
+                diff = X[r, j : j + block] - X[c, j : j + block]
+                num[j : j + block] = w @ (diff * diff)
         # Bounds: with S symmetric and S_ij >= 0, f~ᵀLf~ >= 0, and since
         # (a - b)² <= 2a² + 2b², ½ Σ_ij S_ij (f~_i - f~_j)² <= Σ_ij S_ij (f~_i² + f~_j²)
         # = 2 Σ_i d_i f~_i² = 2 f~ᵀDf~. Hence 0 <= L_r <= 2 and 2 - L_r is a score in
@@ -175,25 +177,39 @@ class LaplacianRanker(BaseRanker):
         stat[seen] = num[seen] / den[seen]
         return 2.0 - stat
 
-    def _edges(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Edges (i < j) of the symmetric kNN graph and their weights S_ij."""
-        m = X.shape[0]
+    def _edges(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """Edges (i < j) of the symmetric kNN graph, their weights S_ij, and (when they
+        fit in one block) their squared differences ``(X[i] - X[j])**2``, else None."""
+        m, n = X.shape
         k = min(int(self.n_neighbors), m - 1)
         self.n_neighbors_ = k
-        dist, ind = nearest_neighbors(X, k)  # ties: lower index first, on any machine
+        # ties: lower index first, on any machine
+        ind = nearest_neighbors(X, k, return_distance=False)
         rows = np.repeat(np.arange(m, dtype=np.int64), k)
         cols = ind.ravel().astype(np.int64)
         # i~j when i is among j's neighbours OR j among i's. Symmetrised on (min, max)
         # index pairs rather than with a sparse G.maximum(G.T): duplicate samples give
         # edges of length 0, which sparse arithmetic would drop although their weight is 1.
         lo, hi = np.minimum(rows, cols), np.maximum(rows, cols)
-        edges, inverse = np.unique(lo * m + hi, return_inverse=True)
-        # a mutual pair is listed twice with the same length; average the two
-        d2 = np.bincount(inverse, weights=dist.ravel() ** 2) / np.bincount(inverse)
-        r, c = np.divmod(edges, m)
+        r, c = np.divmod(np.unique(lo * m + hi), m)
+        # Squared lengths from the differences, rounded through the square root as the
+        # distances nearest_neighbors returns (the scores do not move by a bit). When the
+        # (n_edges x n_features) differences fit in one block they are squared in place
+        # and serve the score's numerators too (one pass over the edges instead of two).
+        sq = None
+        if r.size * n <= _BLOCK_ELEMENTS:
+            sq = X[r] - X[c]
+            d2 = np.sqrt(np.einsum("ij,ij->i", sq, sq)) ** 2
+            np.multiply(sq, sq, out=sq)
+        else:
+            d2 = np.empty(r.size)
+            step = max(1, _BLOCK_ELEMENTS // max(1, n))
+            for s in range(0, r.size, step):
+                diff = X[r[s : s + step]] - X[c[s : s + step]]
+                d2[s : s + step] = np.sqrt(np.einsum("ij,ij->i", diff, diff)) ** 2
         if self.weight_mode == "binary":
             self.t_ = float("nan")
-            return r, c, np.ones_like(d2)
+            return r, c, np.ones_like(d2), sq
         if self.t == "auto":
             t = float(d2.mean())
             if t <= 0.0:  # every edge joins duplicates: all weights are 1 whatever t
@@ -203,4 +219,4 @@ class LaplacianRanker(BaseRanker):
         # in the caller's squared units (X may have been rescaled by a power of two in
         # BaseRanker.fit), unless the data were min-max scaled first
         self.t_ = float(self._to_data_units(t, 2 if self.scale is None else 0))
-        return r, c, np.exp(-d2 / t)
+        return r, c, np.exp(-d2 / t), sq

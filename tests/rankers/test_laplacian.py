@@ -189,3 +189,44 @@ def test_minmax_scale_option_makes_scores_unit_free():
     assert not np.allclose(
         LaplacianRanker().fit(X).scores_, LaplacianRanker().fit(stretched).scores_
     )
+
+
+def test_scores_pinned_from_before_the_one_pass_edges():
+    # computed with the two-pass code (pair distances from nearest_neighbors, then the
+    # edge differences again for the numerators): issue 17 must not move them
+    X = np.random.default_rng(1).normal(size=(30, 7))
+    est = LaplacianRanker().fit(X)
+    assert est.ranking_.tolist() == [0, 4, 5, 2, 6, 1, 3]
+    expected = [
+        1.5206837605346983,
+        1.3560768928651579,
+        1.3969381091936668,
+        1.3233301301685374,
+        1.484102248529294,
+        1.4697388315236952,
+        1.373181297187997,
+    ]
+    np.testing.assert_allclose(est.scores_, expected, rtol=1e-12)
+
+
+def test_edge_blocks_do_not_change_the_scores(monkeypatch):
+    import rankers.unsupervised.laplacian as module
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 300))
+    X[7] = X[2]  # an edge of length 0
+    one = LaplacianRanker().fit(X)
+    monkeypatch.setattr(module, "_BLOCK_ELEMENTS", 1000)
+    blocks = LaplacianRanker().fit(X)
+    np.testing.assert_allclose(blocks.scores_, one.scores_, rtol=1e-12)
+    assert blocks.ranking_.tolist() == one.ranking_.tolist()
+    assert blocks.t_ == one.t_
+
+
+def test_nearest_neighbors_without_distances_returns_the_same_indices():
+    from rankers.neighbors import nearest_neighbors
+
+    X = np.random.default_rng(0).normal(size=(25, 4))
+    dist, ind = nearest_neighbors(X, 3)
+    assert np.array_equal(nearest_neighbors(X, 3, return_distance=False), ind)
+    assert dist.shape == ind.shape

@@ -1,0 +1,99 @@
+"""MCFS and the Laplacian score against scikit-feature in CPU time, alternating (issue 17).
+
+``bench_spectral.py`` times the peer once, in wall time, in a spawned child whose call
+also imports scikit-feature; on a shared machine that swings by several times. Here
+both sides run in this process, warmed up, on one BLAS thread, alternating ours and
+the peer ``--repeat`` times, timed with ``time.process_time``; "speed-up" is the ratio
+of the best CPU times (peer / ours). The peer is fed our graph and settings exactly as
+in ``bench_spectral.peer_aligned`` (and builds that graph with its own ``construct_W``
+inside the timed call, as a user would); "rho" is the Spearman correlation of the
+scores (1 = same ranking).
+
+Run: ``python benchmarks/micro/bench_spectral_cpu.py [--data blobs200x5000]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import pandas as pd
+from scipy.stats import spearmanr
+from threadpoolctl import threadpool_limits
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_spectral
+from _protocol import to_markdown
+
+VARIANTS = {
+    "laplacian": [("laplacian", {})],
+    "mcfs": [("mcfs", {}), ("mcfs lars", {"solver": "lars"})],
+}
+
+
+def _cpu(fn):
+    start = time.process_time()
+    result = fn()
+    return time.process_time() - start, result
+
+
+def compare(name: str, methods: list[str], repeat: int) -> list[dict]:
+    """One row per (method, our variant): best CPU seconds of both sides, ratio, rho."""
+    X, k = bench_spectral.datasets([name])[name]
+    rows = []
+    for method in methods:
+        variants = VARIANTS[method]
+        ours = {label: [] for label, _ in variants}
+        peer = []
+        fitted = {}
+        for i in range(repeat + 1):  # the first round warms both sides up, untimed
+            for label, params in variants:
+                r = bench_spectral.ours_ranker(method, k, **params)
+                seconds, fitted[label] = _cpu(lambda r=r: r.fit(X))
+                if i:
+                    ours[label].append(seconds)
+            ref = fitted[variants[0][0]]
+            seconds, peer_scores = _cpu(
+                lambda m=method, r=ref: bench_spectral.peer_aligned(m, X, k, r)
+            )
+            if i:
+                peer.append(seconds)
+        for label, _ in variants:
+            rows.append(
+                {
+                    "data": f"{name} {X.shape[0]}x{X.shape[1]}",
+                    "method": label,
+                    "ours CPU s": min(ours[label]),
+                    "peer CPU s": min(peer),
+                    "speed-up": min(peer) / min(ours[label]),
+                    "rho": spearmanr(fitted[label].scores_, peer_scores)[0],
+                }
+            )
+            print(pd.DataFrame(rows[-1:]).to_string(index=False), flush=True)
+    return rows
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default="blobs200x5000", help="digits or blobsMxN")
+    parser.add_argument("--methods", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("--repeat", type=int, default=3, help="timed rounds (best of)")
+    parser.add_argument("--out", type=Path, help="also write the table as markdown")
+    args = parser.parse_args(argv)
+    threadpool_limits(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows = compare(args.data, args.methods, args.repeat)
+    table = pd.DataFrame(rows)
+    print(table.to_string(index=False))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(to_markdown(table, index=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()
