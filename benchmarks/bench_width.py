@@ -155,9 +155,9 @@ def child(name: str, m: int, n: int, timeout: float) -> dict:
 
 
 def slope(x, v) -> float:
-    """Least-squares slope of log(v) against log(x); NaN with fewer than 3 points."""
+    """Least-squares slope of log(v) against log(x); NaN with fewer than 2 points."""
     x, v = np.asarray(x, float), np.asarray(v, float)
-    if x.size < 3:
+    if x.size < 2:
         return float("nan")
     return float(np.polyfit(np.log(x), np.log(np.maximum(v, 1e-4)), 1)[0])
 
@@ -166,7 +166,7 @@ def series(name, shapes, timeout, cap, log, spent) -> list[tuple[int, int, dict]
     """Cells of one series in order; stops at a failure, skips projected overruns."""
     done = []
     for m, n in shapes:
-        if spent["left"] <= 0 and f"{name} {m}x{n}" not in spent["resume"]:
+        if spent["left"] <= 0 and not spent["resume"].get(f"{name} {m}x{n}"):
             log(f"{name} {m}x{n}: benchmark budget spent, skipped")
             break
         if len(done) >= 2:
@@ -178,7 +178,8 @@ def series(name, shapes, timeout, cap, log, spent) -> list[tuple[int, int, dict]
             if projected > cap:
                 log(f"{name} {m}x{n}: projected {projected:.0f} s > cap, skipped")
                 break
-        cell = spent["resume"].get(f"{name} {m}x{n}")
+        queue = spent["resume"].get(f"{name} {m}x{n}")
+        cell = queue.pop(0) if queue else None
         if cell is None:
             start = time.monotonic()
             cell = child(name, m, n, timeout)
@@ -192,12 +193,13 @@ def series(name, shapes, timeout, cap, log, spent) -> list[tuple[int, int, dict]
 
 
 def read_log(path: Path | None) -> dict:
-    """Cells a previous run printed (``name MxN: {json}`` lines), to resume from."""
+    """Cells a previous run printed (``name MxN: {json}`` lines, in order: a shape in
+    both series is listed twice), to resume from."""
     cells = {}
     for line in path.read_text().splitlines() if path else []:
         found = re.match(r"(\S+ \d+x\d+): (\{.*\})$", line)
         if found:
-            cells[found.group(1)] = json.loads(found.group(2))
+            cells.setdefault(found.group(1), []).append(json.loads(found.group(2)))
     return cells
 
 
