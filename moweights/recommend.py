@@ -3,12 +3,14 @@
 ``benchmarks/atlas.py`` fits every registered ranker on planted structures of many shapes
 and records how many planted features each one recovers. :func:`recommend` reads a data
 set's shape (samples, features, whether it has a class target and how balanced it is),
-picks the atlas cells of the structures that shape can hold and the nearest width, and
-ranks the rankers by the share of planted features they recovered there, with the reason.
-The atlas summary shipped with the package (``moweights/data/atlas.csv``) holds the
-committed runs: ``benchmarks/results/atlas_grid/`` (200 samples x 200 and 2,000 features,
-0.5-50 % informative, 2 seeds; the slowest rankers at 200 features only) and
-``benchmarks/results/atlas/`` (200 x 1,000). ``atlas=`` takes another run's ``atlas.csv``.
+picks the atlas cells of the structures that shape can hold and the nearest measured
+shape (width and rows), and ranks the rankers by the share of planted features they
+recovered there, with the reason. The atlas summary shipped with the package
+(``moweights/data/atlas.csv``) holds the committed runs: ``benchmarks/results/atlas_grid/``
+(200 samples x 200 and 2,000 features, 0.5-50 % informative, 2 seeds; the slowest rankers
+at 200 features only), ``benchmarks/results/atlas/`` (200 x 1,000) and the 60- and
+800-sample cells of ``benchmarks/results/atlas_samples/`` (x 1,000; 17 fast rankers).
+``atlas=`` takes another run's ``atlas.csv``.
 See the guide page "Which ranker when".
 """
 
@@ -98,10 +100,11 @@ def recommend(X, y=None, *, top: int | None = 5, atlas=None) -> pd.DataFrame:
     cells = frame[frame["structure"].isin(structures)]
     if cells.empty:
         raise InvalidInputError(f"the atlas has no cells for the structures {structures}")
-    widths = np.sort(cells["n_features"].unique())
-    width = int(widths[np.argmin(np.abs(np.log(widths) - np.log(n)))])
-    samples = np.sort(cells["n_samples"].unique())
-    rows = int(samples[np.argmin(np.abs(np.log(samples) - np.log(m)))])
+    # the nearest measured shape (width and rows together, on log scales): the atlas need
+    # not hold every width at every number of rows; ties go to the smaller shape
+    shapes = np.unique(cells[["n_features", "n_samples"]].to_numpy(dtype=float), axis=0)
+    gap = np.abs(np.log(shapes[:, 0]) - np.log(n)) + np.abs(np.log(shapes[:, 1]) - np.log(m))
+    width, rows = (int(v) for v in shapes[np.argmin(gap)])
     cells = cells[(cells["n_features"] == width) & (cells["n_samples"] == rows)]
     if y is None:  # supervised rankers need a target the user does not have
         unsupervised = set(cells.loc[cells["structure"].isin(UNSUPERVISED), "ranker"])

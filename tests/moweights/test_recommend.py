@@ -59,6 +59,32 @@ def test_a_target_adds_the_supervised_structures_and_imbalance():
     assert "imbalanced" in out.columns
 
 
+def test_the_nearest_shape_takes_rows_and_width_together():
+    # widths 100 and 5000 at 200 rows, plus 60 rows at width 100 only (laplacian 0.1 there)
+    atlas = _atlas()
+    few = atlas[atlas["n_features"] == 100].assign(n_samples=60)
+    few.loc[few["ranker"] == "laplacian", "precision"] = 0.1
+    atlas = pd.concat([atlas, few], ignore_index=True)
+    # 50 x 120: log gaps 60 rows x 100 = 0.18 + 0.18, 200 x 100 = 1.39 + 0.18 -> 60 rows
+    out = recommend(np.zeros((50, 120)), atlas=atlas, top=None)
+    assert out["ranker"].tolist() == ["variance", "genie3", "laplacian"]
+    assert "on 60 x 100 planted data" in out.loc[0, "why"]
+    # 50 x 4000: 60 x 100 = 0.18 + 3.69, 200 x 5000 = 1.39 + 0.22 -> 200 x 5000, not a
+    # shape the atlas lacks (60 x 5000)
+    out = recommend(np.zeros((50, 4000)), atlas=atlas, top=None)
+    assert "on 200 x 5000 planted data" in out.loc[0, "why"]
+    # 300 rows: the 200-row cells, as before
+    out = recommend(np.zeros((300, 120)), atlas=atlas, top=None)
+    assert out["ranker"].tolist() == ["laplacian", "variance", "genie3"]
+
+
+def test_the_shipped_atlas_has_a_small_and_a_large_shape():
+    out = recommend(np.zeros((60, 1000)), top=None)
+    assert "on 60 x 1000 planted data" in out.loc[0, "why"]
+    out = recommend(np.zeros((900, 1000)), top=None)
+    assert "on 800 x 1000 planted data" in out.loc[0, "why"]
+
+
 def test_bad_input_is_named(tmp_path):
     with pytest.raises(InvalidInputError, match="2-d table"):
         recommend(np.zeros(5), atlas=_atlas())

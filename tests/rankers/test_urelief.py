@@ -176,6 +176,30 @@ def test_n_iterations_forms():
         UReliefRanker(n_neighbors=0).fit(X)
 
 
+def test_fractional_n_neighbors_equals_the_integer_count():
+    # the hand-worked example: 4 rows, so 0.5 of them is K = 2 and gives its scores
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 2.0], [3.0, 2.0]])
+    est = UReliefRanker(n_neighbors=0.5).fit(X)
+    assert est.n_neighbors_ == 2
+    np.testing.assert_allclose(est.scores_, [18 / 143, 84 / 143], rtol=1e-13)
+    # 40 rows: 0.25 -> round(10.0) = 10, 0.26 -> round(10.4) = 10, 0.01 -> at least 1,
+    # 0.99 -> round(39.6) = 40, clipped to m - 1 = 39
+    Y = np.random.default_rng(17).normal(size=(40, 5))
+    for frac, K in [(0.25, 10), (0.26, 10), (0.01, 1), (0.99, 39)]:
+        a = UReliefRanker(n_neighbors=frac).fit(Y)
+        b = UReliefRanker(n_neighbors=K).fit(Y)
+        assert a.n_neighbors_ == K
+        np.testing.assert_array_equal(a.scores_, b.scores_)
+    assert UReliefRanker(n_neighbors=np.float64(0.25)).fit(Y).n_neighbors_ == 10
+
+
+@pytest.mark.parametrize("bad", [0, -3, 0.0, 1.0, 1.5, -0.2, "30", float("nan")])
+def test_bad_n_neighbors_is_named(bad):
+    X = np.random.default_rng(18).normal(size=(20, 3))
+    with pytest.raises(InvalidParameterError, match="n_neighbors"):
+        UReliefRanker(n_neighbors=bad).fit(X)
+
+
 def test_nominal_codes_are_labels_not_numbers():
     rng = np.random.default_rng(16)
     codes = rng.integers(0, 3, 40)
