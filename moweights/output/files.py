@@ -6,10 +6,15 @@ numbers JSON cannot hold (inf, nan) as the strings "inf", "-inf", "nan".
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -17,6 +22,8 @@ import pandas as pd
 from rankers.exceptions import OutputFolderError
 
 __all__ = [
+    "MANIFEST",
+    "ResultsFolder",
     "atomic_write",
     "csv_text",
     "json_text",
@@ -24,6 +31,9 @@ __all__ = [
     "records",
     "safe_name",
 ]
+
+#: the file listing every other file of a results folder with its SHA-256
+MANIFEST = "manifest.json"
 
 
 def atomic_write(path: Path, data: bytes | str) -> Path:
@@ -110,3 +120,65 @@ def records(frame: pd.DataFrame | None) -> list | None:
     return (
         None if frame is None else json.loads(frame.to_json(orient="records", double_precision=10))
     )
+
+
+class ResultsFolder:
+    """A results folder: every file written atomically and listed with its SHA-256 in
+    ``manifest.json``; the base of a run's and a study's folder.
+
+    Subclasses write their tables with :meth:`_put`, say what else the manifest holds in
+    :meth:`_manifest_fields`, and implement ``finish(result, seconds)``.
+    """
+
+    def __init__(self, path: Path, config):
+        self.path = Path(path)
+        self.config = config
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.files: dict[str, str] = {}  # name -> sha256
+        self._put("config.json", json_text(config.to_dict()))
+        self._manifest("running")
+
+    def _put(self, name: str, data: str | bytes) -> None:
+        data = data.encode("utf-8") if isinstance(data, str) else data
+        atomic_write(self.path / name, data)
+        self.files[name] = hashlib.sha256(data).hexdigest()
+
+    def _manifest_fields(self) -> dict[str, Any]:
+        return {}
+
+    def _manifest(self, status: str, message: str | None = None) -> None:
+        from moweights.about import __version__
+
+        manifest = {
+            "status": status,
+            "partial": status != "complete",
+            "message": message,
+            "moweights": __version__,
+            **self._manifest_fields(),
+            "files": {name: {"sha256": digest} for name, digest in sorted(self.files.items())},
+        }
+        atomic_write(self.path / MANIFEST, json_text(manifest))
+
+    def finish(self, result, seconds: float) -> None:
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def finishing(self, result, start: float, interrupted: str) -> Iterator[None]:
+        """Finish the folder however the body ends: ``result.status`` becomes "complete",
+        "partial" (Ctrl-C, with the note ``interrupted``) or "failed" (with the error as a
+        note); the exception goes on to the caller."""
+        try:
+            yield
+        except KeyboardInterrupt:
+            result.status = "partial"
+            result.notes.append(interrupted)
+            self.finish(result, time.perf_counter() - start)
+            raise
+        except BaseException as exc:
+            result.status = "failed"
+            result.notes.append(f"failed: {type(exc).__name__}: {exc}")
+            with contextlib.suppress(Exception):
+                self.finish(result, time.perf_counter() - start)
+            raise
+        result.status = "complete"
+        self.finish(result, time.perf_counter() - start)

@@ -27,7 +27,6 @@ methods alike) are written as the strings "inf", "-inf", "nan" in the JSON files
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,14 @@ import pandas as pd
 
 from aggregation import GenericRanking, Ranking
 from moweights.output.baselines import RANDOM_ECA, RANDOM_TOPK
-from moweights.output.files import atomic_write, csv_text, json_text, records, safe_name
+from moweights.output.files import (
+    MANIFEST,
+    ResultsFolder,
+    csv_text,
+    json_text,
+    records,
+    safe_name,
+)
 
 __all__ = [
     "MANIFEST",
@@ -45,8 +51,6 @@ __all__ = [
     "identical_rankings",
     "summary_text",
 ]
-
-MANIFEST = "manifest.json"
 
 
 def curve_point(curves: pd.DataFrame, k: int = 16, n_features=None) -> pd.DataFrame:
@@ -221,33 +225,8 @@ def _summary(result, status: str, files: list[str]) -> dict:
     }
 
 
-class RunFolder:
+class RunFolder(ResultsFolder):
     """The output folder of one run; :meth:`write` after every step, :meth:`finish` at the end."""
-
-    def __init__(self, path: Path, config):
-        self.path = Path(path)
-        self.config = config
-        self.path.mkdir(parents=True, exist_ok=True)
-        self.files: dict[str, str] = {}  # name -> sha256
-        self._put("config.json", json_text(config.to_dict()))
-        self._manifest("running")
-
-    def _put(self, name: str, data: str | bytes) -> None:
-        data = data.encode("utf-8") if isinstance(data, str) else data
-        atomic_write(self.path / name, data)
-        self.files[name] = hashlib.sha256(data).hexdigest()
-
-    def _manifest(self, status: str, message: str | None = None) -> None:
-        from moweights.about import __version__
-
-        manifest = {
-            "status": status,
-            "partial": status != "complete",
-            "message": message,
-            "moweights": __version__,
-            "files": {name: {"sha256": digest} for name, digest in sorted(self.files.items())},
-        }
-        atomic_write(self.path / MANIFEST, json_text(manifest))
 
     def write(self, result, status: str = "running") -> None:
         """(Re)write every table the result holds so far, then the summary and manifest."""

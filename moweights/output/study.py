@@ -18,18 +18,16 @@ Data only (CSV, JSON, PNG): nothing written here executes when read back.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from moweights.output.files import atomic_write, csv_text, json_text, safe_name
+from moweights.output.files import ResultsFolder, csv_text, json_text, safe_name
 from moweights.output.plots import STUDY
 
 __all__ = ["StudyFolder", "reused_steps", "study_summary_text"]
-_MANIFEST = "manifest.json"
 
 
 def _study_json(result) -> dict[str, Any]:
@@ -103,34 +101,15 @@ def _summary(result, status: str, files: list[str]) -> dict[str, Any]:
     }
 
 
-class StudyFolder:
+class StudyFolder(ResultsFolder):
     """The output folder of a study; :meth:`write` after every data set, :meth:`finish` last."""
 
     def __init__(self, path: Path, config):
-        self.path = Path(path)
-        self.config = config
-        (self.path / STUDY).mkdir(parents=True, exist_ok=True)
-        self.files: dict[str, str] = {}
-        self._put("config.json", json_text(config.to_dict()))
-        self._manifest("running")
+        (Path(path) / STUDY).mkdir(parents=True, exist_ok=True)
+        super().__init__(path, config)
 
-    def _put(self, name: str, data: str | bytes) -> None:
-        data = data.encode("utf-8") if isinstance(data, str) else data
-        atomic_write(self.path / name, data)
-        self.files[name] = hashlib.sha256(data).hexdigest()
-
-    def _manifest(self, status: str, message: str | None = None) -> None:
-        from moweights.about import __version__
-
-        manifest = {
-            "status": status,
-            "partial": status != "complete",
-            "message": message,
-            "moweights": __version__,
-            "data_sets": {d.name: safe_name(d.name) for d in self.config.datasets},
-            "files": {name: {"sha256": digest} for name, digest in sorted(self.files.items())},
-        }
-        atomic_write(self.path / _MANIFEST, json_text(manifest))
+    def _manifest_fields(self) -> dict[str, Any]:
+        return {"data_sets": {d.name: safe_name(d.name) for d in self.config.datasets}}
 
     def write(self, result, status: str = "running") -> None:
         """(Re)write the study's tables, then its summary and manifest."""

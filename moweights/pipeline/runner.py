@@ -119,30 +119,17 @@ def _run_locked(config: RunConfig, out: Path, cache: bool | None, start: float) 
         result.seconds = time.perf_counter() - start
         folder.write(result)
 
-    try:
-        with warnings.catch_warnings():
-            if config.run.verbose == 0:
-                warnings.simplefilter("ignore")
-            with _backend(config) as n_jobs:
-                result.units, steps = prepare_units(config, load_units(config))
-                result.notes.extend(steps)
-                save()
-                rank(config, result, cacher, progress, save, n_jobs)
-                aggregate(config, result)
-                save()
-                if config.evaluation.enabled:
-                    evaluate(config, result, cacher, progress, save, n_jobs)
-    except KeyboardInterrupt:
-        result.status = "partial"
-        result.notes.append("interrupted (Ctrl-C): the files listed are complete, the rest missing")
-        folder.finish(result, time.perf_counter() - start)
-        raise
-    except BaseException as exc:
-        result.status = "failed"
-        result.notes.append(f"failed: {type(exc).__name__}: {exc}")
-        with contextlib.suppress(Exception):
-            folder.finish(result, time.perf_counter() - start)
-        raise
-    result.status = "complete"
-    folder.finish(result, time.perf_counter() - start)
+    interrupted = "interrupted (Ctrl-C): the files listed are complete, the rest missing"
+    with folder.finishing(result, start, interrupted), warnings.catch_warnings():
+        if config.run.verbose == 0:
+            warnings.simplefilter("ignore")
+        with _backend(config) as n_jobs:
+            result.units, steps = prepare_units(config, load_units(config))
+            result.notes.extend(steps)
+            save()
+            rank(config, result, cacher, progress, save, n_jobs)
+            aggregate(config, result)
+            save()
+            if config.evaluation.enabled:
+                evaluate(config, result, cacher, progress, save, n_jobs)
     return result

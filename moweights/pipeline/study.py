@@ -18,7 +18,6 @@ A score with fewer than two data sets or methods gets the reason instead of stat
 
 from __future__ import annotations
 
-import contextlib
 import time
 import warnings
 from collections.abc import Callable
@@ -93,7 +92,8 @@ def run_study(
 
     result = StudyResult(config=config, output_dir=out)
     folder = StudyFolder(out, config)
-    try:
+    interrupted = "interrupted (Ctrl-C): the data sets listed are complete"
+    with folder.finishing(result, start, interrupted):
         for data in config.datasets:
             sub = config.for_dataset(data)
             result.runs[data.name] = run(sub, dataset_folder(out, data.name), cache=cache)
@@ -101,19 +101,6 @@ def run_study(
             compare_datasets(config, result)
             result.seconds = time.perf_counter() - start
             folder.write(result)
-    except KeyboardInterrupt:
-        result.status = "partial"
-        result.notes.append("interrupted (Ctrl-C): the data sets listed are complete")
-        folder.finish(result, time.perf_counter() - start)
-        raise
-    except BaseException as exc:
-        result.status = "failed"
-        result.notes.append(f"failed: {type(exc).__name__}: {exc}")
-        with contextlib.suppress(Exception):
-            folder.finish(result, time.perf_counter() - start)
-        raise
-    result.status = "complete"
-    folder.finish(result, time.perf_counter() - start)
     return result
 
 
