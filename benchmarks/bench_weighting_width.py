@@ -35,11 +35,13 @@ import pymoo
 import scipy.stats
 import sklearn
 from pymoo.algorithms.moo.nsga2 import NSGA2
-from pymoo.core.problem import ElementwiseProblem
 from pymoo.operators.crossover.sbx import SBX
 from pymoo.operators.mutation.pm import PM
 from pymoo.optimize import minimize
 from threadpoolctl import threadpool_limits
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_weighting import _OneAtATime  # the per-individual baseline, one definition
 
 import rankers
 from moweights.datasets import make_planted, make_weighting_benchmark
@@ -178,18 +180,6 @@ def pair_agreement(n_gen, seeds):
             }
         )
     return pd.DataFrame(rows)
-
-
-class _OneAtATime(ElementwiseProblem):
-    """The baseline: pymoo calls _evaluate once per individual."""
-
-    def __init__(self, criteria, objectives):
-        self.criteria, self.objectives = criteria, objectives
-        n = criteria.n_features
-        super().__init__(n_var=n, n_obj=len(objectives), xl=np.zeros(n), xu=np.ones(n))
-
-    def _evaluate(self, x, out, *args, **kwargs):
-        out["F"] = self.criteria.evaluate(x[None, :], self.objectives)[0]
 
 
 def goal3(widths, n_gen):

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -122,7 +123,7 @@ def records(frame: pd.DataFrame | None) -> list | None:
     )
 
 
-class ResultsFolder:
+class ResultsFolder(ABC):
     """A results folder: every file written atomically and listed with its SHA-256 in
     ``manifest.json``; the base of a run's and a study's folder.
 
@@ -159,8 +160,9 @@ class ResultsFolder:
         }
         atomic_write(self.path / MANIFEST, json_text(manifest))
 
+    @abstractmethod
     def finish(self, result, seconds: float) -> None:
-        raise NotImplementedError
+        """Write the final tables with ``result.status``, then the figures and report."""
 
     @contextlib.contextmanager
     def finishing(self, result, start: float, interrupted: str) -> Iterator[None]:
