@@ -105,11 +105,23 @@ def compute_cell(payload: dict) -> dict:
     return out | {"fit_seconds": fit_seconds}
 
 
+def feasible_folds(folds: int, path: str) -> int:
+    """``folds``, or fewer when no class of the data set has ``folds`` samples.
+
+    Stratified k-fold CV needs a class with at least k members (nci9: 60 samples in 9
+    classes, the largest of 9); such a data set gets as many folds as its largest class
+    has samples, and the summary names it.
+    """
+    _, y = load_dataset(path)
+    return int(min(folds, np.unique(y, return_counts=True)[1].max()))
+
+
 def make_cells(args, datasets) -> list[Cell]:
     overrides = parse_sets(args.set)
     cells = []
     for d in datasets:
-        common = {"folds": args.folds, "grid": args.grid, "seed": args.seed}
+        common = {"folds": feasible_folds(args.folds, d.path), "grid": args.grid}
+        common["seed"] = args.seed
         common["data_sha256"] = d.sha256
         for name in args.rankers:
             settings = common | {"params": overrides.get(name, {})}
@@ -181,6 +193,14 @@ def other_weightings(long: pd.DataFrame, order: list[str]) -> pd.DataFrame:
 _NOT_INDEP = ", ".join(NOT_INDEPENDENT)
 
 
+def fewer_folds_text(fewer: dict[str, int]) -> str:
+    """The summary's words for the data sets given fewer folds than asked ("" if none)."""
+    if not fewer:
+        return ""
+    named = ", ".join(f"{name}: {k} folds" for name, k in fewer.items())
+    return f" ({named}: no class has more samples, so stratification allows no more)"
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", help="names (default: every one present)")
@@ -203,7 +223,9 @@ def main(argv: list[str] | None = None) -> dict:
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
 
-    records = run_cells(make_cells(args, datasets), script=__file__, **run_options(args))
+    cells = make_cells(args, datasets)
+    records = run_cells(cells, script=__file__, **run_options(args))
+    fewer = {c.dataset: c.settings["folds"] for c in cells if c.settings["folds"] < args.folds}
     long, curves = summarise(records)
     order = [d.name for d in datasets]
     table = weighting_table(long, "uniform", order)
@@ -224,7 +246,8 @@ def main(argv: list[str] | None = None) -> dict:
         "",
         f"Command: `{command}`",
         "",
-        f"{args.folds}-fold stratified CV, paper's SVM (quadratic kernel, C = 0.1), grid "
+        f"{args.folds}-fold stratified CV{fewer_folds_text(fewer)}, paper's SVM (quadratic "
+        f"kernel, C = 0.1), grid "
         f"`{args.grid}`, seed {args.seed}; rankings fitted on the whole data set (the paper's "
         f"protocol). The `random` cells compute the expected curve from {args.n_random} random "
         "rankings, used by the magnitude weightings only. Higher is better.",

@@ -293,3 +293,20 @@ def test_code_fingerprint_follows_the_source_a_cell_depends_on(proto, tmp_path, 
         lambda name, *a: _Spec() if name == "aggregation.curves" else real(name, *a),
     )
     assert proto.code_fingerprint(["variance"], ["aggregation.curves"]) != a
+
+
+@pytest.mark.filterwarnings("ignore:The least populated class:UserWarning")
+def test_supervised_folds_shrink_to_the_largest_class(tmp_path):
+    """nci9's case: no class has 10 members, so 10-fold stratified CV cannot be asked for."""
+    script = _script("supervised_protocol")
+    y = np.repeat(np.arange(1, 5), [9, 7, 3, 2])
+    path = tmp_path / "small_classes.mat"
+    savemat(path, {"X": np.zeros((y.size, 3)), "Y": y[:, None]})
+    assert script.feasible_folds(10, str(path)) == 9
+    assert script.feasible_folds(5, str(path)) == 5
+    assert script.fewer_folds_text({}) == ""
+    assert "nci9: 9 folds" in script.fewer_folds_text({"nci9": 9})
+    # the curves run on those folds (ten would be refused by the evaluation code)
+    X = np.arange(y.size * 3.0).reshape(-1, 3)
+    curve = ffa_rfa(np.arange(3), X, y, cv=9, grid="every", random_state=0)
+    assert curve.attrs["n_folds"] == 9
