@@ -349,8 +349,13 @@ def run_cells(
     threads: int | None = 1,
     retry_failed: bool = False,
     progress: bool = True,
+    cached_only: bool = False,
 ) -> list[dict]:
-    """Records of every cell (cached or run now), in the order of ``cells``."""
+    """Records of every cell (cached or run now), in the order of ``cells``.
+
+    With ``cached_only`` nothing runs: a cell missing from the cache gets the status
+    ``not run`` (not cached), so a grid still under way can be tabulated as it stands.
+    """
     from joblib import Parallel, delayed
     from tqdm.auto import tqdm
 
@@ -363,6 +368,13 @@ def run_cells(
             todo.append(i)
         else:
             records[i] = cached
+    if cached_only:
+        for i in todo:
+            cell = cells[i]
+            records[i] = {"protocol": cell.protocol, "dataset": cell.dataset}
+            records[i] |= {"ranker": cell.ranker, "status": "not run", "seconds": float("nan")}
+            records[i] |= {"reason": "not in the cache (--cached-only)", "cached": False}
+        todo = []
     bar = tqdm(total=len(cells), initial=len(records), disable=not progress, unit="cell")
     if todo and backend == "inline":
         # in this process, one cell after another: no child start-up (~2 s of imports a
@@ -486,6 +498,35 @@ def compare_methods(
     return info
 
 
+def timing_markdown(status: pd.DataFrame) -> list[str]:
+    """Where the grid's time goes: seconds per ranker (sum, median, largest cell), share.
+
+    A cell's seconds are its child's wall time when it ran (cached cells keep theirs),
+    so the sum is the grid's time on one worker; a timed-out cell counts its budget.
+    """
+    done = status[status["status"] != "not run"].dropna(subset=["seconds"])
+    if done.empty:
+        return ["## Time per cell", "", "no cell has run", ""]
+    per = done.groupby("ranker")["seconds"].agg(["sum", "median", "max", "count"])
+    per = per.sort_values("sum", ascending=False, kind="stable")
+    total = per["sum"].sum()
+    per["share"] = per["sum"] / total
+    per = per.rename(columns={"sum": "seconds", "max": "largest cell", "count": "cells"})
+    slowest = done.sort_values("seconds", ascending=False, kind="stable").head(5)
+    named = ", ".join(
+        f"{r.dataset}/{r.ranker} {r.seconds:.0f} s ({r.status})" for r in slowest.itertuples()
+    )
+    return [
+        "## Time per cell",
+        "",
+        f"{len(done)} cells took {total:,.0f} s of cell time ({total / 3600:.2f} h on one "
+        f"worker; wall time ~ this / the number of workers). Slowest: {named}.",
+        "",
+        to_markdown(per.round({"seconds": 1, "median": 2, "largest cell": 1, "share": 3})),
+        "",
+    ]
+
+
 def failed_cells_markdown(status: pd.DataFrame) -> list[str]:
     """The summary's closing lines: the cells that are not ok, then the versions."""
     bad = status[status["status"] != "ok"]
@@ -558,6 +599,11 @@ def add_run_arguments(parser: argparse.ArgumentParser, budget: float) -> None:
         help=f"cell cache, one JSON per cell (default {DEFAULT_CACHE})",
     )
     parser.add_argument("--retry-failed", action="store_true", help="rerun cached error cells")
+    parser.add_argument(
+        "--cached-only",
+        action="store_true",
+        help="run nothing: tabulate the cached cells, the others marked 'not run'",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--seed", type=int, default=0, help="seeds folds and rankers")
 
@@ -573,6 +619,7 @@ def run_options(args: argparse.Namespace) -> dict:
         "threads": args.threads or None,
         "retry_failed": args.retry_failed,
         "progress": not args.quiet,
+        "cached_only": args.cached_only,
     }
 
 

@@ -56,6 +56,7 @@ from _protocol import (
     select_datasets,
     stats_markdown,
     status_table,
+    timing_markdown,
     to_markdown,
     versions,
     write_table,
@@ -266,6 +267,7 @@ def main(argv: list[str] | None = None) -> dict:
         "",
         to_markdown(per_weighting, index=False) if len(per_weighting) else "none",
         "",
+        *timing_markdown(status),
         *failed_cells_markdown(status),
     ]
     (out / "summary.md").write_text("\n".join(lines) + "\n")

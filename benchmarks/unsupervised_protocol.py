@@ -52,6 +52,7 @@ from _protocol import (
     select_datasets,
     stats_markdown,
     status_table,
+    timing_markdown,
     to_markdown,
     versions,
     write_table,
@@ -214,6 +215,7 @@ def write_summary(args, variant, out: Path, table, status, info, skipped, comman
         "",
         stats_markdown(info),
         "",
+        *timing_markdown(status),
         *failed_cells_markdown(status),
     ]
     (out / "summary.md").write_text("\n".join(lines) + "\n")

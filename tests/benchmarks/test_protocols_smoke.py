@@ -117,6 +117,20 @@ def test_unsupervised_protocol_end_to_end_and_cache(data, tmp_path):
     cells = pd.read_csv(out / "cells.csv")
     assert len(cells) == 4 and cells["cached"].all()
     pd.testing.assert_frame_equal(first["table"], second["table"])
+    assert "## Time per cell" in (out / "summary.md").read_text()
+
+    # --cached-only tabulates what the cache holds and runs nothing
+    cache_files = sorted((tmp_path / "cache").rglob("*.json"))
+    more = [*argv[:-4], "--rankers", "variance", "laplacian", "--out", str(tmp_path / "part")]
+    part = script.main([*more, "--cached-only"])
+    assert sorted((tmp_path / "cache").rglob("*.json")) == cache_files
+    status = part["status"].set_index(["dataset", "ranker"])["status"]
+    assert (status.xs("laplacian", level="ranker") == "not run").all()
+    assert (status.drop("laplacian", level="ranker") == "ok").all()
+    assert part["table"]["laplacian"].isna().all()
+    pd.testing.assert_series_equal(part["table"]["variance"], first["table"]["variance"])
+    summary = (tmp_path / "part" / "summary.md").read_text()
+    assert "not in the cache (--cached-only)" in summary
 
 
 def test_both_variants_come_from_one_set_of_rankings_and_share_the_cache(data, tmp_path):
