@@ -21,6 +21,7 @@ from rankers.unsupervised._affinity import (
     knn_affinity,
     nontrivial_eigenvectors,
 )
+from rankers.unsupervised._lars import lar_end_coef
 
 __all__ = ["MCFSRanker"]
 
@@ -243,6 +244,8 @@ class MCFSRanker(BaseRanker):
         coef = None
         if d == nu and self.solver == "auto":  # the paths' end: the OLS fit at full rank
             coef = _least_squares_end(Xu, Y)
+        if coef is None and self.solver == "auto":
+            coef = lar_end_coef(Xu, Y, d)
         if coef is None:
             coef = self._lars(Xu, Y, d, K)
         coef = coef[member]
