@@ -23,6 +23,10 @@ _TINY32 = np.finfo(np.float32).tiny  # keeps scikit-learn's guard against dividi
 _EQ_TOL = np.finfo(np.float32).eps  # scikit-learn's absolute stop on the correlation
 _EPS = np.finfo(np.float64).eps  # Lars(eps=...) default, the floor of a Cholesky pivot
 _MIN_PIVOT = 1e-7  # below it scikit-learn drops the entering regressor for good
+# A column in the span of the active ones has a pivot of rounding size (~ sqrt(eps) |x_j|),
+# on either side of 1e-7 by chance: below _SPAN_RTOL |x_j| it is dropped for good here.
+# Another pivot below _SAFE_PIVOT is near 1e-7 too: that path is left to scikit-learn.
+_SPAN_RTOL, _SAFE_PIVOT = 1e-4, 100 * _MIN_PIVOT
 _DECIMALS = np.finfo(np.float64).precision  # scikit-learn rounds the direction's correlations
 
 
@@ -48,8 +52,10 @@ def lar_end_coef(X: np.ndarray, Y: np.ndarray, n_nonzero_coefs: int) -> np.ndarr
     (:mod:`rankers.ties`), where scikit-learn takes whichever rounding favours, in an
     order its column swaps have permuted. A path that meets one of scikit-learn's
     degenerate cases (an entering feature in the span of the active ones, i.e. a
-    Cholesky pivot below ``1e-7``, or a non-finite equiangular normalisation) is
-    recomputed by scikit-learn's ``Lars``, whose handling of it is kept as the reference.
+    Cholesky pivot below ``1e-7``, or a non-finite equiangular normalisation), or comes
+    close to one (a pivot below ``1e-5`` or ``1e-4`` times the feature's norm, where
+    rounding decides which side of ``1e-7`` it falls), is recomputed by
+    scikit-learn's ``Lars``, whose handling of it is kept as the reference.
 
     Parameters
     ----------
@@ -93,29 +99,45 @@ def lar_end_coef(X: np.ndarray, Y: np.ndarray, n_nonzero_coefs: int) -> np.ndarr
     Xa = np.zeros((K, d, m))
     Linv = np.zeros((K, d, d))
     n_active = np.zeros(K, dtype=np.intp)
-    taken = np.zeros(K * d, dtype=np.intp)  # flat (path, feature) positions of the active
+    taken = np.zeros(K * n, dtype=np.intp)  # flat (path, feature): active or dropped
     n_taken = 0
     running = np.ones(K, dtype=bool)
     flipped = np.zeros(K, dtype=bool)  # scikit-learn's `drop`: no feature enters next
     fallback = np.zeros(K, dtype=bool)
     corr = np.empty((K, n))
     for n_iter in range(max_iter + 1):
-        absc = np.abs(cov)
-        absc.ravel()[taken[:n_taken]] = -1.0
-        C = np.maximum(absc.max(axis=1), 0.0)  # 0 once every feature is active
-        running &= (C / m > _EQ_TOL) & (n_iter < max_iter) & (n_active < n)
-        enter = running & ~flipped
-        if enter.any():
+        C = np.zeros(K)
+        pending = running & ~flipped  # paths in which a feature enters this step
+        first = True
+        while first or pending.any():
+            absc = np.abs(cov)
+            absc.ravel()[taken[:n_taken]] = -1.0
+            Cnew = np.maximum(absc.max(axis=1), 0.0)  # 0 once every feature is active
+            look = pending if not first else running
+            C = np.where(look, Cnew, C)
+            running &= ~look | ((C / m > _EQ_TOL) & (n_iter < max_iter) & (n_active < n))
+            pending &= running
+            first = False
+            if not pending.any():
+                break
             top = int(n_active.max())
             j = np.argmax(absc >= (C * (1.0 - TIE_RTOL))[:, None], axis=1)
             xj = Xc[:, j].T  # (K, m)
             g = np.matmul(Xa[:, :top], xj[:, :, None])  # Xaᵀ x_j
             w = np.matmul(Linv[:, :top, :top], g)[:, :, 0]
             pivot = np.maximum(np.sqrt(np.abs(sq[j] - (w * w).sum(axis=1))), _EPS)
-            bad = enter & (pivot < _MIN_PIVOT)
+            # x_j in the span of the active columns (to 1e-4 of its norm): it never enters
+            # (scikit-learn's "drop for good", decided by a tolerance instead of rounding)
+            span = pending & (pivot < _SPAN_RTOL * np.sqrt(sq[j]))
+            # a pivot below 1e-5 that is not such a column: scikit-learn's reference
+            bad = pending & ~span & (pivot < _SAFE_PIVOT)
             fallback |= bad
             running &= ~bad
-            enter &= ~bad
+            q = np.flatnonzero(span)
+            taken[n_taken : n_taken + q.size] = q * n + j[q]
+            n_taken += q.size
+            enter = pending & ~span & ~bad
+            pending = span
             q = np.flatnonzero(enter)
             a, jq = n_active[q], j[q]
             # last row of L⁻¹ when L grows to [[L, 0], [wᵀ, pivot]]: [-wᵀ L⁻¹, 1] / pivot
@@ -149,9 +171,13 @@ def lar_end_coef(X: np.ndarray, Y: np.ndarray, n_nonzero_coefs: int) -> np.ndarr
         Cc, Ac = C[:, None], AA[:, None]
         r1 = (Cc - cov) / (Ac - corr + _TINY32)
         r2 = (Cc + cov) / (Ac + corr + _TINY32)
+        # features tied with the active correlation (within TIE_RTOL) give 0/0 here, zero
+        # in exact arithmetic and so skipped by scikit-learn's min_pos; rounding would
+        # turn them into arbitrary small steps
         r1[r1 <= 0.0] = np.inf
         r2[r2 <= 0.0] = np.inf
         np.minimum(r1, r2, out=r1)
+        r1[absc >= (C * (1.0 - TIE_RTOL))[:, None]] = np.inf
         r1.ravel()[taken[:n_taken]] = np.inf
         gamma = np.minimum(r1.min(axis=1), C / AA)
         gamma[~running] = 0.0
