@@ -104,7 +104,7 @@ def lar_end_coef(X: np.ndarray, Y: np.ndarray, n_nonzero_coefs: int) -> np.ndarr
     running = np.ones(K, dtype=bool)
     flipped = np.zeros(K, dtype=bool)  # scikit-learn's `drop`: no feature enters next
     fallback = np.zeros(K, dtype=bool)
-    corr = np.empty((K, n))
+    corr, num, rec1, rec2 = (np.empty((K, n)) for _ in range(4))
     for n_iter in range(max_iter + 1):
         C = np.zeros(K)
         pending = running & ~flipped  # paths in which a feature enters this step
@@ -118,10 +118,11 @@ def lar_end_coef(X: np.ndarray, Y: np.ndarray, n_nonzero_coefs: int) -> np.ndarr
             running &= ~look | ((C / m > _EQ_TOL) & (n_iter < max_iter) & (n_active < n))
             pending &= running
             first = False
+            tied = absc >= (C * (1.0 - TIE_RTOL))[:, None]  # at the largest correlation
             if not pending.any():
                 break
             top = int(n_active.max())
-            j = np.argmax(absc >= (C * (1.0 - TIE_RTOL))[:, None], axis=1)
+            j = np.argmax(tied, axis=1)
             xj = Xc[:, j].T  # (K, m)
             g = np.matmul(Xa[:, :top], xj[:, :, None])  # Xaᵀ x_j
             w = np.matmul(Linv[:, :top, :top], g)[:, :, 0]
@@ -168,18 +169,24 @@ def lar_end_coef(X: np.ndarray, Y: np.ndarray, n_nonzero_coefs: int) -> np.ndarr
         u = np.matmul(ls[:, None, :], Xa[:, :top])[:, 0]  # equiangular directions (K, m)
         np.matmul(u, Xc, out=corr)  # the one pass over the design per step
         np.around(corr, decimals=_DECIMALS, out=corr)
+        # scikit-learn's step: the smallest positive (C -+ c_j) / (AA -+ a_j) over the
+        # inactive j, capped at C / AA. With |c_j| < C both numerators are positive, so it
+        # is 1 / the largest of the reciprocals (one pass fewer than masking the negative
+        # ratios). Features tied with C give 0/0: zero in exact arithmetic, which
+        # scikit-learn's min_pos skips, and arbitrary small steps in floating point.
         Cc, Ac = C[:, None], AA[:, None]
-        r1 = (Cc - cov) / (Ac - corr + _TINY32)
-        r2 = (Cc + cov) / (Ac + corr + _TINY32)
-        # features tied with the active correlation (within TIE_RTOL) give 0/0 here, zero
-        # in exact arithmetic and so skipped by scikit-learn's min_pos; rounding would
-        # turn them into arbitrary small steps
-        r1[r1 <= 0.0] = np.inf
-        r2[r2 <= 0.0] = np.inf
-        np.minimum(r1, r2, out=r1)
-        r1[absc >= (C * (1.0 - TIE_RTOL))[:, None]] = np.inf
-        r1.ravel()[taken[:n_taken]] = np.inf
-        gamma = np.minimum(r1.min(axis=1), C / AA)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            np.subtract(Cc, cov, out=num)
+            rec = np.subtract(Ac, corr, out=rec1)
+            rec /= num
+            np.add(Cc, cov, out=num)
+            np.add(Ac, corr, out=rec2)
+            rec2 /= num
+            np.maximum(rec, rec2, out=rec)
+            rec[tied] = -np.inf
+            rec.ravel()[taken[:n_taken]] = -np.inf
+            best = rec.max(axis=1)
+            gamma = np.minimum(np.where(best > 0.0, 1.0 / best, np.inf), C / AA)
         gamma[~running] = 0.0
         # an active coefficient that crosses zero in this step has its sign flipped
         b = beta[:, :top]
