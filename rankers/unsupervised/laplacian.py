@@ -163,7 +163,7 @@ class LaplacianRanker(BaseRanker):
         # difference matrix costs more in memory traffic and page faults than in
         # arithmetic). Blocks of a multiple of 64 columns: OpenBLAS's gemv then sums each
         # column as it does over the whole matrix, so the scores keep their last bits.
-        num, den, top = np.empty(n), np.empty(n), np.empty(n)
+        num, den = np.empty(n), np.empty(n)
         step = _BLOCK_COLUMNS * max(1, _BLOCK_ELEMENTS // (_BLOCK_COLUMNS * max(r.size, m)))
         for j in range(0, n, step):
             cols = slice(j, j + step)
@@ -174,7 +174,6 @@ class LaplacianRanker(BaseRanker):
             Xt = Xb - centre[cols]
             Xt *= Xt
             den[cols] = d @ Xt  # f~ᵀ D f~
-            top[cols] = np.abs(Xb).max(axis=0)
         # Bounds: with S symmetric and S_ij >= 0, f~ᵀLf~ >= 0, and since
         # (a - b)² <= 2a² + 2b², ½ Σ_ij S_ij (f~_i - f~_j)² <= Σ_ij S_ij (f~_i² + f~_j²)
         # = 2 Σ_i d_i f~_i² = 2 f~ᵀDf~. Hence 0 <= L_r <= 2 and 2 - L_r is a score in
@@ -183,6 +182,8 @@ class LaplacianRanker(BaseRanker):
         # f~ᵀDf~ = 0 when a feature varies only on samples of zero degree (heat weights
         # that underflow): the graph sees it as constant, so it gets the worst statistic.
         # The tolerance absorbs the rounding of the weighted mean.
+        # (max |x| as the larger of max x and -min x: no |X| temporary)
+        top = np.maximum(X.max(axis=0), -X.min(axis=0))
         scale = np.finfo(np.float64).eps * 64 * top
         seen = den > vol * scale**2
         stat = np.full(n, 2.0)
