@@ -19,6 +19,9 @@ __all__ = ["LaplacianRanker"]
 _BLOCK_ELEMENTS = 1 << 17
 # column blocks are a multiple of this many features (see _score)
 _BLOCK_COLUMNS = 64
+# up to this many (edge, feature) differences (4 MB), one matrix holds them all: they are
+# squared in place and serve the edge lengths and the numerators (one pass, no blocks)
+_ONE_PASS_ELEMENTS = 1 << 19
 
 
 class LaplacianRanker(BaseRanker):
@@ -150,7 +153,8 @@ class LaplacianRanker(BaseRanker):
         # array is a strided copy (a DataFrame's values are often column-major)
         X = np.ascontiguousarray(scale_features(X, self.scale))
         m, n = X.shape
-        r, c, w = self._edges(X)  # each undirected edge once, weight S_rc = S_cr
+        # each undirected edge once, weight S_rc = S_cr; sq: (X[r] - X[c])² when small
+        r, c, w, sq = self._edges(X)
         d = np.bincount(r, weights=w, minlength=m) + np.bincount(c, weights=w, minlength=m)
         vol = d.sum()
         if vol <= 0.0:  # every heat weight underflowed (a fixed t far too small)
@@ -159,17 +163,23 @@ class LaplacianRanker(BaseRanker):
         centre = (d @ X) / vol
         # f~ᵀLf~ = ½ Σ_ij S_ij (f~_i - f~_j)² = Σ_edges S_rc (f_r - f_c)², summed over the
         # edge list (exactly 0 for a feature constant on every edge, unlike f~ᵀDf~ - f~ᵀSf~).
-        # Column blocks small enough to stay in cache (one (n_edges x n_features)
-        # difference matrix costs more in memory traffic and page faults than in
-        # arithmetic). Blocks of a multiple of 64 columns: OpenBLAS's gemv then sums each
-        # column as it does over the whole matrix, so the scores keep their last bits.
+        # Unless _edges kept them, column blocks small enough to stay in cache (one large
+        # (n_edges x n_features) difference matrix costs more in memory traffic and page
+        # faults than in arithmetic). Blocks of a multiple of 64 columns: OpenBLAS's gemv
+        # then sums each column as it does over the whole matrix, so the scores keep
+        # their last bits.
         num, den = np.empty(n), np.empty(n)
         step = _BLOCK_COLUMNS * max(1, _BLOCK_ELEMENTS // (_BLOCK_COLUMNS * max(r.size, m)))
+        if sq is not None:
+            step = n  # one block: the squared differences _edges kept
         for j in range(0, n, step):
             cols = slice(j, j + step)
             Xb = X[:, cols]
-            diff = Xb[r] - Xb[c]
-            diff *= diff
+            if sq is None:
+                diff = Xb[r] - Xb[c]
+                diff *= diff
+            else:
+                diff = sq
             num[cols] = w @ diff
             Xt = Xb - centre[cols]
             Xt *= Xt
@@ -190,8 +200,9 @@ class LaplacianRanker(BaseRanker):
         stat[seen] = num[seen] / den[seen]
         return 2.0 - stat
 
-    def _edges(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Edges (i < j) of the symmetric kNN graph and their weights S_ij."""
+    def _edges(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """Edges (i < j) of the symmetric kNN graph, their weights S_ij, and (when they
+        fit in one pass) their squared differences ``(X[i] - X[j])**2``, else None."""
         m, n = X.shape
         k = min(int(self.n_neighbors), m - 1)
         self.n_neighbors_ = k
@@ -204,19 +215,26 @@ class LaplacianRanker(BaseRanker):
         # edges of length 0, which sparse arithmetic would drop although their weight is 1.
         lo, hi = np.minimum(rows, cols), np.maximum(rows, cols)
         r, c = np.divmod(np.unique(lo * m + hi), m)
-        if self.weight_mode == "binary":
-            self.t_ = float("nan")
-            return r, c, np.ones(r.size)
+        heat = self.weight_mode == "heat"
         # Squared lengths from the differences, rounded through the square root as the
-        # distances nearest_neighbors returns (the scores do not move by a bit), in blocks
-        # of whole edges small enough to stay in cache.
-        d2 = np.empty(r.size)
-        step = max(1, _BLOCK_ELEMENTS // max(1, n))
-        for s in range(0, r.size, step):
-            diff = X[r[s : s + step]]
-            diff -= X[c[s : s + step]]
-            d2[s : s + step] = np.einsum("ij,ij->i", diff, diff)
-        d2 = np.sqrt(d2) ** 2
+        # distances nearest_neighbors returns (the scores do not move by a bit): in one
+        # matrix when small, else in blocks of whole edges small enough to stay in cache.
+        sq = None
+        if r.size * n <= _ONE_PASS_ELEMENTS:
+            sq = X[r] - X[c]
+            d2 = np.sqrt(np.einsum("ij,ij->i", sq, sq)) ** 2 if heat else None
+            np.multiply(sq, sq, out=sq)
+        elif heat:
+            d2 = np.empty(r.size)
+            step = max(1, _BLOCK_ELEMENTS // max(1, n))
+            for s in range(0, r.size, step):
+                diff = X[r[s : s + step]]
+                diff -= X[c[s : s + step]]
+                d2[s : s + step] = np.einsum("ij,ij->i", diff, diff)
+            d2 = np.sqrt(d2) ** 2
+        if not heat:
+            self.t_ = float("nan")
+            return r, c, np.ones(r.size), sq
         if self.t == "auto":
             t = float(d2.mean())
             if t <= 0.0:  # every edge joins duplicates: all weights are 1 whatever t
@@ -226,4 +244,4 @@ class LaplacianRanker(BaseRanker):
         # in the caller's squared units (X may have been rescaled by a power of two in
         # BaseRanker.fit), unless the data were min-max scaled first
         self.t_ = float(self._to_data_units(t, 2 if self.scale is None else 0))
-        return r, c, np.exp(-d2 / t)
+        return r, c, np.exp(-d2 / t), sq
