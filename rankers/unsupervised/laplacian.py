@@ -14,8 +14,14 @@ from rankers.preprocessing import scale_features
 
 __all__ = ["LaplacianRanker"]
 
-# largest (n_edges x features) block of differences held at once (~128 MB of float64)
-_BLOCK_ELEMENTS = 1 << 24
+# largest block of edge differences held at once, in float64 elements (1 MB: it stays in
+# a core's L2 cache)
+_BLOCK_ELEMENTS = 1 << 17
+# column blocks are a multiple of this many features (see _score)
+_BLOCK_COLUMNS = 64
+# up to this many (edge, feature) differences (4 MB), one matrix holds them all: they are
+# squared in place and serve the edge lengths and the numerators (one pass, no blocks)
+_ONE_PASS_ELEMENTS = 1 << 19
 
 
 class LaplacianRanker(BaseRanker):
@@ -143,26 +149,41 @@ class LaplacianRanker(BaseRanker):
         return None if fixed_width else 0
 
     def _score(self, X, y):
-        X = scale_features(X, self.scale)
+        # C order: the edges gather rows of X, and a row gathered from a column-major
+        # array is a strided copy (a DataFrame's values are often column-major)
+        X = np.ascontiguousarray(scale_features(X, self.scale))
         m, n = X.shape
-        r, c, w, sq = self._edges(X)  # each undirected edge once, weight S_rc = S_cr
+        # each undirected edge once, weight S_rc = S_cr; sq: (X[r] - X[c])² when small
+        r, c, w, sq = self._edges(X)
         d = np.bincount(r, weights=w, minlength=m) + np.bincount(c, weights=w, minlength=m)
         vol = d.sum()
         if vol <= 0.0:  # every heat weight underflowed (a fixed t far too small)
             return np.zeros(n)
         # centre each feature with respect to D: f~ = f - (fᵀD1 / 1ᵀD1) 1
-        Xt = X - (d @ X) / vol
-        den = d @ (Xt * Xt)  # f~ᵀ D f~
+        centre = (d @ X) / vol
         # f~ᵀLf~ = ½ Σ_ij S_ij (f~_i - f~_j)² = Σ_edges S_rc (f_r - f_c)², summed over the
         # edge list (exactly 0 for a feature constant on every edge, unlike f~ᵀDf~ - f~ᵀSf~).
-        if sq is not None:  # the squared edge differences, kept from the edge lengths
-            num = w @ sq
-        else:  # column blocks bound the (n_edges x block) difference matrix
-            num = np.empty(n)
-            block = max(1, _BLOCK_ELEMENTS // max(1, r.size))
-            for j in range(0, n, block):
-                diff = X[r, j : j + block] - X[c, j : j + block]
-                num[j : j + block] = w @ (diff * diff)
+        # Unless _edges kept them, column blocks small enough to stay in cache (one large
+        # (n_edges x n_features) difference matrix costs more in memory traffic and page
+        # faults than in arithmetic). Blocks of a multiple of 64 columns: OpenBLAS's gemv
+        # then sums each column as it does over the whole matrix, so the scores keep
+        # their last bits.
+        num, den = np.empty(n), np.empty(n)
+        step = _BLOCK_COLUMNS * max(1, _BLOCK_ELEMENTS // (_BLOCK_COLUMNS * max(r.size, m)))
+        if sq is not None:
+            step = n  # one block: the squared differences _edges kept
+        for j in range(0, n, step):
+            cols = slice(j, j + step)
+            Xb = X[:, cols]
+            if sq is None:
+                diff = Xb[r] - Xb[c]
+                diff *= diff
+            else:
+                diff = sq
+            num[cols] = w @ diff
+            Xt = Xb - centre[cols]
+            Xt *= Xt
+            den[cols] = d @ Xt  # f~ᵀ D f~
         # Bounds: with S symmetric and S_ij >= 0, f~ᵀLf~ >= 0, and since
         # (a - b)² <= 2a² + 2b², ½ Σ_ij S_ij (f~_i - f~_j)² <= Σ_ij S_ij (f~_i² + f~_j²)
         # = 2 Σ_i d_i f~_i² = 2 f~ᵀDf~. Hence 0 <= L_r <= 2 and 2 - L_r is a score in
@@ -171,7 +192,9 @@ class LaplacianRanker(BaseRanker):
         # f~ᵀDf~ = 0 when a feature varies only on samples of zero degree (heat weights
         # that underflow): the graph sees it as constant, so it gets the worst statistic.
         # The tolerance absorbs the rounding of the weighted mean.
-        scale = np.finfo(np.float64).eps * 64 * np.abs(X).max(axis=0)
+        # (max |x| as the larger of max x and -min x: no |X| temporary)
+        top = np.maximum(X.max(axis=0), -X.min(axis=0))
+        scale = np.finfo(np.float64).eps * 64 * top
         seen = den > vol * scale**2
         stat = np.full(n, 2.0)
         stat[seen] = num[seen] / den[seen]
@@ -179,7 +202,7 @@ class LaplacianRanker(BaseRanker):
 
     def _edges(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
         """Edges (i < j) of the symmetric kNN graph, their weights S_ij, and (when they
-        fit in one block) their squared differences ``(X[i] - X[j])**2``, else None."""
+        fit in one pass) their squared differences ``(X[i] - X[j])**2``, else None."""
         m, n = X.shape
         k = min(int(self.n_neighbors), m - 1)
         self.n_neighbors_ = k
@@ -192,24 +215,26 @@ class LaplacianRanker(BaseRanker):
         # edges of length 0, which sparse arithmetic would drop although their weight is 1.
         lo, hi = np.minimum(rows, cols), np.maximum(rows, cols)
         r, c = np.divmod(np.unique(lo * m + hi), m)
+        heat = self.weight_mode == "heat"
         # Squared lengths from the differences, rounded through the square root as the
-        # distances nearest_neighbors returns (the scores do not move by a bit). When the
-        # (n_edges x n_features) differences fit in one block they are squared in place
-        # and serve the score's numerators too (one pass over the edges instead of two).
+        # distances nearest_neighbors returns (the scores do not move by a bit): in one
+        # matrix when small, else in blocks of whole edges small enough to stay in cache.
         sq = None
-        if r.size * n <= _BLOCK_ELEMENTS:
+        if r.size * n <= _ONE_PASS_ELEMENTS:
             sq = X[r] - X[c]
-            d2 = np.sqrt(np.einsum("ij,ij->i", sq, sq)) ** 2
+            d2 = np.sqrt(np.einsum("ij,ij->i", sq, sq)) ** 2 if heat else None
             np.multiply(sq, sq, out=sq)
-        else:
+        elif heat:
             d2 = np.empty(r.size)
             step = max(1, _BLOCK_ELEMENTS // max(1, n))
             for s in range(0, r.size, step):
-                diff = X[r[s : s + step]] - X[c[s : s + step]]
-                d2[s : s + step] = np.sqrt(np.einsum("ij,ij->i", diff, diff)) ** 2
-        if self.weight_mode == "binary":
+                diff = X[r[s : s + step]]
+                diff -= X[c[s : s + step]]
+                d2[s : s + step] = np.einsum("ij,ij->i", diff, diff)
+            d2 = np.sqrt(d2) ** 2
+        if not heat:
             self.t_ = float("nan")
-            return r, c, np.ones_like(d2), sq
+            return r, c, np.ones(r.size), sq
         if self.t == "auto":
             t = float(d2.mean())
             if t <= 0.0:  # every edge joins duplicates: all weights are 1 whatever t

@@ -230,3 +230,125 @@ def test_nearest_neighbors_without_distances_returns_the_same_indices():
     dist, ind = nearest_neighbors(X, 3)
     assert np.array_equal(nearest_neighbors(X, 3, return_distance=False), ind)
     assert dist.shape == ind.shape
+
+
+def _pinned_data():
+    rng = np.random.default_rng(17)
+    X = rng.normal(size=(24, 9))
+    X[:, 3] *= 40.0
+    X[:, 5] = X[:, 0] + 0.05 * rng.normal(size=24)
+    X[11] = X[4]  # an edge of length 0
+    return X
+
+
+@pytest.mark.parametrize(
+    ("params", "ranking", "expected"),
+    [
+        (
+            {},
+            [3, 6, 1, 0, 5, 7, 8, 2, 4],
+            [
+                1.0113490554128253,
+                1.0137573677690508,
+                0.9048675556654862,
+                1.9679828859422417,
+                0.7921956572248154,
+                1.0111961168133052,
+                1.0782476862423653,
+                0.9422525825754553,
+                0.9118169290129357,
+            ],
+        ),
+        (
+            {"weight_mode": "binary"},
+            [3, 6, 7, 1, 8, 4, 5, 0, 2],
+            [
+                0.8703260931022598,
+                0.9466624237762318,
+                0.8068580726685224,
+                1.928356414596244,
+                0.8969287908702368,
+                0.8733682346836735,
+                1.011859096746043,
+                0.9736625552957574,
+                0.9356819939356769,
+            ],
+        ),
+        (
+            {"n_neighbors": 3, "t": 2.5},
+            [3, 4, 5, 1, 0, 2, 6, 8, 7],
+            [
+                1.1545514732282927,
+                1.1580062673279534,
+                0.9884587881267479,
+                1.9976277812632017,
+                1.603967760910019,
+                1.1785750611607682,
+                0.9875207512186641,
+                0.634840019982867,
+                0.752902233473123,
+            ],
+        ),
+    ],
+)
+def test_scores_pinned_from_before_the_blocked_edges(params, ranking, expected):
+    # computed with the code of commit 1fb7fb4 (one (edges x features) difference matrix):
+    # the cache-blocked edge work of issue 17 must not move them beyond rounding
+    est = LaplacianRanker(**params).fit(_pinned_data())
+    assert est.ranking_.tolist() == ranking
+    np.testing.assert_allclose(est.scores_, expected, rtol=1e-14)
+
+
+def test_wide_scores_pinned_from_before_the_blocked_edges():
+    # wide enough for several edge and feature blocks (values from commit 1fb7fb4)
+    rng = np.random.default_rng(23)
+    X = rng.normal(size=(40, 1500))
+    X[:20, :30] += 2.0
+    X[33] = X[8]
+    est = LaplacianRanker().fit(X)
+    assert est.ranking_[:12].tolist() == [29, 26, 23, 20, 7, 1, 16, 15, 21, 14, 24, 25]
+    assert est.t_ == pytest.approx(2879.5865841609134, rel=1e-14)
+    expected = [
+        1.220232731126989,
+        1.4731191638804133,
+        1.4199163144516862,
+        1.2424988212349168,
+        1.3763771672754528,
+        1.3750656898058558,
+    ]
+    np.testing.assert_allclose(est.scores_[:6], expected, rtol=1e-14)
+    assert est.scores_.sum() == pytest.approx(1522.8552232481234, rel=1e-14)
+
+
+def _tied_grid(n_features):
+    """Values on a grid (many sample distances tie exactly), duplicated samples and features."""
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 3, size=(36, n_features)) * 0.1
+    X[:18, 0] += 0.3
+    X[30:] = X[:6]  # duplicated samples: edges of length 0
+    return np.column_stack([X, X[:, 0], X[:, 2]])  # duplicated features tie exactly
+
+
+@pytest.mark.parametrize("n_features", [5, 700])
+@pytest.mark.parametrize("params", [{}, {"weight_mode": "binary"}, {"n_neighbors": 8}])
+def test_ranking_does_not_move_when_inputs_move_by_ulps(nudge, n_features, params):
+    X = _tied_grid(n_features)
+    expected = LaplacianRanker(**params).fit(X)
+    n = X.shape[1]
+    assert expected.scores_[n - 2] == expected.scores_[0]
+    assert expected.scores_[n - 1] == expected.scores_[2]
+    for seed in range(4):
+        moved = LaplacianRanker(**params).fit(nudge(X, np.random.default_rng(seed)))
+        np.testing.assert_array_equal(moved.ranking_, expected.ranking_)
+        np.testing.assert_allclose(moved.scores_, expected.scores_, rtol=1e-9)
+
+
+def test_nearest_neighbors_do_not_move_when_inputs_move_by_ulps(nudge):
+    from rankers.neighbors import nearest_neighbors
+
+    X = _tied_grid(40)
+    dist, ind = nearest_neighbors(X, 6)
+    for seed in range(4):
+        moved_dist, moved_ind = nearest_neighbors(nudge(X, np.random.default_rng(seed)), 6)
+        np.testing.assert_array_equal(moved_ind, ind)
+        np.testing.assert_allclose(moved_dist, dist, rtol=1e-12, atol=1e-15)
