@@ -161,9 +161,15 @@ def test_rank_deficient_features_fall_back_to_lars(data40):
 
     X = np.column_stack([data40, data40[:, 0] + data40[:, 1]])  # a linear combination
     assert _least_squares_end(X, np.ones((40, 1)) + X[:, :1]) is None
-    auto = MCFSRanker(n_clusters=2, random_state=0).fit(X)
-    lars = MCFSRanker(n_clusters=2, solver="lars", random_state=0).fit(X)
-    np.testing.assert_array_equal(auto.scores_, lars.scores_)
+    # "auto" runs the batched LAR, "lars" scikit-learn's: the same path until a column
+    # in the span of the active ones comes up. Then scikit-learn "drops it for good" but
+    # hands its correlation to another column (a defect); the batched LAR drops it.
+    auto = MCFSRanker(n_clusters=2, n_nonzero_coefs=3, random_state=0).fit(X)
+    lars = MCFSRanker(n_clusters=2, n_nonzero_coefs=3, solver="lars", random_state=0).fit(X)
+    np.testing.assert_allclose(auto.scores_, lars.scores_, rtol=1e-9, atol=1e-15)
+    np.testing.assert_array_equal(auto.ranking_, lars.ranking_)
+    full = MCFSRanker(n_clusters=2, random_state=0).fit(X)
+    assert ((full.coef_ != 0).sum(axis=0) <= 6).all()  # rank 6: one column never enters
 
 
 @pytest.mark.parametrize("K", [1, 3])
@@ -210,3 +216,121 @@ def test_repeated_eigenvalue_gets_a_canonical_basis(K):
     mu, U, _, _ = nontrivial_eigenvectors(W, K, np.random.RandomState(0))
     np.testing.assert_allclose(mu[:3], 1.0, atol=1e-12)
     np.testing.assert_allclose(U[:, : min(K, 3)], expected, atol=1e-10)
+
+
+# ------------------------------------------------------------------ the batched LAR
+def _sklearn_lars(X, Y, d):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lars = Lars(n_nonzero_coefs=d, fit_intercept=True, precompute=X.shape[0] > X.shape[1])
+        coef = lars.fit(X, Y).coef_
+    return np.asarray(coef).reshape(Y.shape[1], X.shape[1]).T
+
+
+def _lar_cases():
+    # (samples, features, targets, steps, columns made duplicate / constant / collinear)
+    rng = np.random.default_rng(2026)
+    cases = []
+    for m, n in [(12, 40), (30, 8), (25, 25), (60, 150), (80, 20), (8, 3)]:
+        for K in (1, 2, 5):
+            top = min(m - 1, n)
+            for d in sorted({1, max(1, top // 2), top}):
+                cases.append((m, n, K, d, int(rng.integers(1_000_000))))
+    return cases
+
+
+@pytest.mark.parametrize(("m", "n", "K", "d", "seed"), _lar_cases())
+def test_batched_lar_equals_sklearn_lars(m, n, K, d, seed):
+    from rankers.unsupervised._lars import lar_end_coef
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, n)) * rng.uniform(0.2, 5.0, size=n) + rng.normal(size=n)
+    Y = rng.normal(size=(m, K)) + 1.0
+    got = lar_end_coef(X, Y, d)
+    ref = _sklearn_lars(X, Y, d)
+    assert got.shape == (n, K)
+    np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-9 * np.abs(ref).max())
+    np.testing.assert_array_equal(got != 0, ref != 0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_batched_lar_with_duplicate_and_constant_columns(seed):
+    # x11 = x2 exactly and x10 is constant. The copy's correlation ties the original's in
+    # exact arithmetic: the tie goes to the lower index, and afterwards the copy (at the
+    # active correlation) loses every tie to the feature entering next, so the path is
+    # the one without it. scikit-learn decides such ties by rounding, sometimes taking
+    # the copy and dropping it again, so the reference is Lars on the other columns.
+    from rankers.unsupervised._lars import lar_end_coef
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(30, 10))
+    X = np.column_stack([X, np.full(30, 3.0), X[:, 2]])
+    Y = rng.normal(size=(30, 3))
+    # (up to the step where a sign flip of x2 would make its copy a regressor of its own;
+    # MCFS removes such copies before regressing, rankers.ties.duplicate_columns)
+    for d in (3, 8):
+        got = lar_end_coef(X, Y, d)
+        ref = _sklearn_lars(X[:, :11], Y, d)
+        assert np.all(got[10:] == 0.0)
+        np.testing.assert_allclose(got[:11], ref, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_batched_lar_drops_a_collinear_column_as_sklearn(seed):
+    # x10 = 2 x5 + 1 is collinear with x5: whichever comes up second has a Cholesky pivot
+    # of rounding size and is dropped for good, as scikit-learn does (its pivot < 1e-7)
+    from rankers.unsupervised._lars import lar_end_coef
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(30, 10))
+    X = np.column_stack([X, 2.0 * X[:, 5] + 1.0])
+    Y = rng.normal(size=(30, 3))
+    for d in (3, 8, 11):
+        np.testing.assert_allclose(
+            lar_end_coef(X, Y, d), _sklearn_lars(X, Y, d), rtol=1e-9, atol=1e-12
+        )
+
+
+def test_batched_lar_on_the_benchmark_shape_matches_sklearn():
+    # the n_features >> n_samples regime the batching is for: the path runs to step
+    # n_samples - 1 and coefficients cross zero (scikit-learn flips their signs)
+    from rankers.unsupervised._lars import lar_end_coef
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 600))
+    Y = rng.normal(size=(40, 4))
+    got, ref = lar_end_coef(X, Y, 39), _sklearn_lars(X, Y, 39)
+    assert ((ref != 0).sum(axis=0) < 39).any()  # a sign flip cost a step
+    np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-10 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("d", [2, 5, None])
+def test_default_solver_ranks_as_sklearn_lars(d):
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(25, 60)) + 1.0
+    X[:12, :4] += 2.5
+    auto = MCFSRanker(n_clusters=3, n_nonzero_coefs=d, n_neighbors=4, random_state=0).fit(X)
+    lars = MCFSRanker(
+        n_clusters=3, n_nonzero_coefs=d, n_neighbors=4, solver="lars", random_state=0
+    ).fit(X)
+    np.testing.assert_allclose(auto.coef_, lars.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(auto.ranking_, lars.ranking_)
+
+
+@pytest.mark.parametrize("d", [2, 4])
+def test_lar_ranking_does_not_move_when_inputs_move_by_ulps(nudge, d):
+    # exact ties the batched LAR meets: duplicated features (one regressor, tied by
+    # duplicate_columns) and a grid of small integers, whose correlations tie in exact
+    # arithmetic; n_nonzero_coefs < n_features keeps the path from its least-squares end
+    rng = np.random.default_rng(7)
+    base = rng.integers(0, 3, size=(40, 6)) * 0.1
+    base[:20, 0] += 0.2
+    X = np.column_stack([base, base[:, 0], base[:, 3]])
+    expected = MCFSRanker(n_clusters=2, n_nonzero_coefs=d, random_state=0).fit(X)
+    assert expected.scores_[6] == expected.scores_[0]
+    for seed in range(4):
+        moved = MCFSRanker(n_clusters=2, n_nonzero_coefs=d, random_state=0)
+        moved.fit(nudge(X, np.random.default_rng(seed)))
+        np.testing.assert_array_equal(moved.ranking_, expected.ranking_)
