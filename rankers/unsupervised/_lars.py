@@ -27,6 +27,8 @@ _MIN_PIVOT = 1e-7  # below it scikit-learn drops the entering regressor for good
 # on either side of 1e-7 by chance: below _SPAN_RTOL |x_j| it is dropped for good here.
 # Another pivot below _SAFE_PIVOT is near 1e-7 too: that path is left to scikit-learn.
 _SPAN_RTOL, _SAFE_PIVOT = 1e-4, 100 * _MIN_PIVOT
+# a tied feature with AA -+ a_j below this (relative to AA) moves with the active ones
+_DEN_RTOL = 1e-8
 _DECIMALS = np.finfo(np.float64).precision  # scikit-learn rounds the direction's correlations
 
 
@@ -50,12 +52,16 @@ def lar_end_coef(X: np.ndarray, Y: np.ndarray, n_nonzero_coefs: int) -> np.ndarr
     relative, not bit for bit. The entering feature is the first (lowest index) whose
     absolute correlation is within ``TIE_RTOL`` of the largest
     (:mod:`rankers.ties`), where scikit-learn takes whichever rounding favours, in an
-    order its column swaps have permuted. A path that meets one of scikit-learn's
+    order its column swaps have permuted. A path in which another inactive feature is
+    then still tied with the active correlation (a tie in exact arithmetic, e.g. two
+    columns whose difference is orthogonal to the target: scikit-learn lets it join
+    after a rounding-size step, or steps on without it, as rounding falls) is
+    recomputed by scikit-learn's ``Lars``, as is a path that meets one of scikit-learn's
     degenerate cases (an entering feature in the span of the active ones, i.e. a
     Cholesky pivot below ``1e-7``, or a non-finite equiangular normalisation), or comes
     close to one (a pivot below ``1e-5`` or ``1e-4`` times the feature's norm, where
-    rounding decides which side of ``1e-7`` it falls), is recomputed by
-    scikit-learn's ``Lars``, whose handling of it is kept as the reference.
+    rounding decides which side of ``1e-7`` it falls): scikit-learn's handling of
+    these is kept as the reference.
 
     Parameters
     ----------
@@ -170,10 +176,9 @@ def lar_end_coef(X: np.ndarray, Y: np.ndarray, n_nonzero_coefs: int) -> np.ndarr
         np.matmul(u, Xc, out=corr)  # the one pass over the design per step
         np.around(corr, decimals=_DECIMALS, out=corr)
         # scikit-learn's step: the smallest positive (C -+ c_j) / (AA -+ a_j) over the
-        # inactive j, capped at C / AA. With |c_j| < C both numerators are positive, so it
-        # is 1 / the largest of the reciprocals (one pass fewer than masking the negative
-        # ratios). Features tied with C give 0/0: zero in exact arithmetic, which
-        # scikit-learn's min_pos skips, and arbitrary small steps in floating point.
+        # inactive j, capped at C / AA. Both numerators are >= 0 (C is the largest |c_j|),
+        # so it is 1 / the largest of the reciprocals (one pass fewer than masking the
+        # negative ratios).
         Cc, Ac = C[:, None], AA[:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
             np.subtract(Cc, cov, out=num)
@@ -183,7 +188,18 @@ def lar_end_coef(X: np.ndarray, Y: np.ndarray, n_nonzero_coefs: int) -> np.ndarr
             np.add(Ac, corr, out=rec2)
             rec2 /= num
             np.maximum(rec, rec2, out=rec)
-            rec[tied] = -np.inf
+            kt, jt = np.nonzero(tied)
+            if kt.size:
+                rec[kt, jt], tie = _tied_reciprocal(
+                    C[kt], AA[kt], cov[kt, jt], corr[kt, jt], flipped[kt]
+                )
+                # a tie at the largest correlation, which scikit-learn settles by
+                # rounding: its path is the reference (rare; 1 of 100 paths on pixraw10P)
+                bad = np.zeros(K, dtype=bool)
+                bad[kt[tie]] = True
+                bad &= running
+                fallback |= bad
+                running &= ~bad
             rec.ravel()[taken[:n_taken]] = -np.inf
             best = rec.max(axis=1)
             gamma = np.minimum(np.where(best > 0.0, 1.0 / best, np.inf), C / AA)
@@ -205,6 +221,34 @@ def lar_end_coef(X: np.ndarray, Y: np.ndarray, n_nonzero_coefs: int) -> np.ndarr
     if fallback.any():
         coef[fallback] = _sklearn_coef(X, Y[:, fallback], max_iter)
     return coef.T
+
+
+def _tied_reciprocal(C, AA, c, a, flipped):
+    """Reciprocal step ratios of inactive features tied with the active ones, and ties.
+
+    A feature whose ``|c|`` is within ``TIE_RTOL`` of ``C`` (the largest) is at the
+    active correlation: its ratio ``(C - s c) / (AA - s a)`` (``s`` the sign of ``c``)
+    is 0 up to rounding. scikit-learn settles it by rounding: a tiny positive ratio
+    lets the feature join after a step of about zero length, an exact 0 (or a negative
+    one) leaves it out of ``min_pos`` and the step goes on without it, two different
+    paths. Such a tie is returned as True, and its path is left to scikit-learn. Not a
+    tie: a side whose denominator is 0 too (``a = s AA``: the feature moves with the
+    active ones, a column in their span or a duplicate; 0/0, skipped), and, after a
+    sign flip (no feature enters), the feature sitting exactly at ``C`` (the one that
+    reached it; scikit-learn's ``min_pos`` skips its exact 0). The other side of a
+    tied feature is an ordinary ratio.
+    """
+    rec = np.full(C.shape, -np.inf)
+    tie = np.zeros(C.shape, dtype=bool)
+    for num, den in ((C - c, AA - a), (C + c, AA + a)):
+        near = num <= TIE_RTOL * C
+        skip = near & ((np.abs(den) <= _DEN_RTOL * AA) | (flipped & (num == 0.0)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = den / num
+        r[skip | np.isnan(r)] = -np.inf
+        np.maximum(rec, r, out=rec)
+        tie |= near & ~skip
+    return rec, tie
 
 
 def _sklearn_coef(X: np.ndarray, Y: np.ndarray, max_iter: int) -> np.ndarray:

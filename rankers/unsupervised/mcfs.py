@@ -151,7 +151,10 @@ class MCFSRanker(BaseRanker):
     ``1e-12`` relative (4.8e-13 at 200 x 5,000 with 5 eigenvectors and 199 steps; the
     tests check ``1e-9`` on 51 random cases) and the rankings are equal. Where the two
     choose differently, scikit-learn's choice depends on rounding: an entering feature
-    tied with another (within :data:`rankers.ties.TIE_RTOL`) is the lower index here;
+    tied with another (within :data:`rankers.ties.TIE_RTOL`) is the lower index here,
+    and a path in which a feature stays tied with the active ones after that (an exact
+    tie, common when the eigenvectors are cluster indicators: scikit-learn lets it join
+    or steps on without it, as rounding falls) is left to scikit-learn;
     a feature in the span of the active ones (Cholesky pivot below ``1e-4`` of its
     norm) is dropped for good, where scikit-learn's pivot test (``< 1e-7``) decides
     by rounding and, when it drops, hands the dropped feature's correlation to
