@@ -324,3 +324,14 @@ def test_supervised_folds_shrink_to_the_largest_class(tmp_path):
     X = np.arange(y.size * 3.0).reshape(-1, 3)
     curve = ffa_rfa(np.arange(3), X, y, cv=9, grid="every", random_state=0)
     assert curve.attrs["n_folds"] == 9
+
+
+def test_supervised_cells_follow_the_error_curve_module_behind_the_shim():
+    """aggregation.error_curves only re-exports; an edit of the curves themselves
+    (aggregation.evaluation.error_curves) must change the supervised cells' keys."""
+    script = _script("supervised_protocol")
+    assert "aggregation.evaluation.error_curves" in script._EVALUATION
+    import importlib.util
+
+    shim = Path(importlib.util.find_spec("aggregation.error_curves").origin).read_text()
+    assert "from aggregation.evaluation.error_curves import" in shim
