@@ -75,6 +75,16 @@ def default_estimator():
     )
 
 
+def _quadratic_gram(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """The paper's kernel ``(a . b)^2`` between the (scaled) rows of ``A`` and ``B``."""
+    return np.square(A @ B.T)
+
+
+def _precomputed_svc() -> SVC:
+    """libsvm's SVC with the paper's C and tolerance, on a precomputed kernel."""
+    return SVC(kernel="precomputed", C=0.1, tol=1e-3)
+
+
 class _GramQuadraticSVC(ClassifierMixin, BaseEstimator):
     """:func:`default_estimator` with its kernel as one matrix product (internal).
 
@@ -89,13 +99,12 @@ class _GramQuadraticSVC(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         self.scaler_ = MinMaxScaler().fit(X)
         self.train_ = self.scaler_.transform(X)
-        self.svc_ = SVC(kernel="precomputed", C=0.1, tol=1e-3)
-        self.svc_.fit(np.square(self.train_ @ self.train_.T), y)
+        self.svc_ = _precomputed_svc().fit(_quadratic_gram(self.train_, self.train_), y)
         self.classes_ = self.svc_.classes_
         return self
 
     def _gram(self, X):
-        return np.square(self.scaler_.transform(X) @ self.train_.T)
+        return _quadratic_gram(self.scaler_.transform(X), self.train_)
 
     def predict(self, X):
         return self.svc_.predict(self._gram(X))
@@ -237,9 +246,8 @@ def _fold_accuracies(folds, y, splits, cols: list[int]) -> np.ndarray:
     with config_context(assume_finite=True, skip_parameter_validation=True):
         for f, ((Ztr, Zte), (train, test)) in enumerate(zip(folds, splits, strict=True)):
             A = np.ascontiguousarray(Ztr[:, cols])
-            svc = SVC(kernel="precomputed", C=0.1, tol=1e-3)
-            svc.fit(np.square(A @ A.T), y[train])
-            pred = svc.predict(np.square(np.ascontiguousarray(Zte[:, cols]) @ A.T))
+            svc = _precomputed_svc().fit(_quadratic_gram(A, A), y[train])
+            pred = svc.predict(_quadratic_gram(np.ascontiguousarray(Zte[:, cols]), A))
             out[f] = np.mean(pred == y[test])
     return out
 
