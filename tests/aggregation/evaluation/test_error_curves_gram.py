@@ -62,18 +62,73 @@ def test_expected_curve_takes_the_scaled_once_path_only_for_the_default_model(mo
     X = rng.normal(size=(40, 12))
     X[:, 0] += y
     calls = []
-    original = error_curves._fold_accuracies
+    for name in ("_fold_accuracies", "_chain_accuracies"):
 
-    def counting(*args):
-        calls.append(1)
-        return original(*args)
+        def counting(*args, _original=getattr(error_curves, name), _name=name):
+            calls.append(_name)
+            return _original(*args)
 
-    monkeypatch.setattr(error_curves, "_fold_accuracies", counting)
+        monkeypatch.setattr(error_curves, name, counting)
     one = expected_curve(X, y, n_random=3, cv=4, grid=4, random_state=0)
-    assert calls
+    # the set of all 12 features once, then one chain per random ranking
+    assert calls == ["_fold_accuracies"] + ["_chain_accuracies"] * 3
     two = expected_curve(X, y, n_random=3, cv=4, grid=4, random_state=0, n_jobs=2)
     np.testing.assert_array_equal(one.to_numpy(), two.to_numpy())
     calls.clear()
     expected_curve(X, y, n_random=2, cv=4, grid=4, random_state=0, scoring="balanced_accuracy")
     expected_curve(X, y, n_random=2, cv=4, grid=4, random_state=0, estimator=default_estimator())
     assert not calls
+
+
+@pytest.mark.parametrize(("n_classes", "grid"), [(2, 3), (3, [1, 2, 7, 19]), (2, "every")])
+def test_kernels_grown_along_a_ranking_score_every_subset_as_the_direct_product(n_classes, grid):
+    """_chain_accuracies (kernels carried from one grid point to the next) gives the
+    accuracies of _fold_accuracies on each top-i and bottom-i set. The data are small
+    integers whose min-max scaled values (0, 1/2, 1) multiply and add exactly in float64,
+    so both summation orders give the same kernel and the comparison is exact on any
+    machine; a wrong block (a feature missed or counted twice) changes the kernel."""
+    from sklearn.model_selection import StratifiedKFold
+
+    from aggregation.evaluation.error_curves import (
+        _chain_accuracies,
+        _fold_accuracies,
+        _scaled_folds,
+        curve_grid,
+    )
+
+    rng = np.random.default_rng(20 + n_classes)
+    y = np.arange(60) % n_classes
+    X = rng.integers(0, 3, size=(60, 23)).astype(float)
+    X[:, :4] = np.clip(X[:, :4] + y[:, None], 0, 2)
+    X[:, 9] = 1.0  # constant
+    splits = list(StratifiedKFold(4, shuffle=True, random_state=1).split(X, y))
+    folds = _scaled_folds(X, splits)
+    sizes = curve_grid(grid, 22)  # on 22 features, the 23rd unused: the last point is a chain point
+    order = rng.permutation(23)[:22]
+    got = _chain_accuracies(folds, y, splits, order, sizes)
+    assert got.shape == (2, len(sizes), 4)
+    for g, i in enumerate(sizes):
+        top, bottom = sorted(order[:i].tolist()), sorted(order[len(order) - i :].tolist())
+        np.testing.assert_array_equal(got[0, g], _fold_accuracies(folds, y, splits, top))
+        np.testing.assert_array_equal(got[1, g], _fold_accuracies(folds, y, splits, bottom))
+    # with the grid ending at n (every feature), the last point is left to the caller
+    sizes = curve_grid(grid, 23)
+    full = _chain_accuracies(folds, y, splits, rng.permutation(23), sizes)
+    assert full[:, -1].any() != (sizes[-1] == 23)
+
+
+def test_expected_curve_with_grown_kernels_is_the_direct_evaluation():
+    """On exact data (see above) the expected curve through the chains equals the one
+    through one direct kernel per subset, every column."""
+    from aggregation.evaluation import error_curves
+
+    rng = np.random.default_rng(5)
+    y = np.arange(48) % 2
+    X = rng.integers(0, 3, size=(48, 16)).astype(float)
+    X[:, :3] = np.clip(X[:, :3] + y[:, None], 0, 2)
+    setup = error_curves._Setup(X, y, None, None, 4, 3, 0)
+    orders = [rng.permutation(16) for _ in range(5)]
+    chains = error_curves._evaluate_chains(setup, orders, n_jobs=1)
+    direct = error_curves._evaluate(setup, orders, n_jobs=1)
+    for a, b in zip(chains, direct, strict=True):
+        np.testing.assert_array_equal(a, b)
