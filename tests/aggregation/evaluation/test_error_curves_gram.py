@@ -62,13 +62,18 @@ def test_expected_curve_takes_the_scaled_once_path_only_for_the_default_model(mo
     X = rng.normal(size=(40, 12))
     X[:, 0] += y
     calls = []
+
+    def counting(name):
+        original = getattr(error_curves, name)
+
+        def wrapped(*args):
+            calls.append(name)
+            return original(*args)
+
+        return wrapped
+
     for name in ("_fold_accuracies", "_chain_accuracies"):
-
-        def counting(*args, _original=getattr(error_curves, name), _name=name):
-            calls.append(_name)
-            return _original(*args)
-
-        monkeypatch.setattr(error_curves, name, counting)
+        monkeypatch.setattr(error_curves, name, counting(name))
     one = expected_curve(X, y, n_random=3, cv=4, grid=4, random_state=0)
     # the set of all 12 features once, then one chain per random ranking
     assert calls == ["_fold_accuracies"] + ["_chain_accuracies"] * 3
