@@ -34,7 +34,7 @@ def _tables(out: Path) -> dict[str, pd.DataFrame]:
     }
 
 
-@pytest.mark.slow
+# not marked slow: CI runs it on every commit (the protocol harness on a cluster, about a minute)
 def test_unsupervised_grid_on_a_dask_cluster_equals_the_local_run(
     data,  # noqa: F811 (the fixture imported above)
     tmp_path,

@@ -42,7 +42,7 @@ def _tasks_run(address: str) -> int:
         return client.run_on_scheduler(count)
 
 
-@pytest.mark.slow
+# not marked slow: CI runs it on every commit (the config runs' dask backend, about a minute)
 def test_config_run_on_a_dask_cluster_equals_the_local_run(tmp_path, dask_cluster):
     config = tmp_path / "run.toml"
     config.write_text(CONFIG + "\n[output]\nplots = false\nhtml = false\n")
