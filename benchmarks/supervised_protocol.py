@@ -10,10 +10,17 @@ The score is the ECA of the ranking against a uniformly random one (Eq. 4; > 0 =
 than random). With the position-only weightings (``uniform``, the paper's Table 5, and
 ``inverse_size``) the expected curve cancels exactly (§3.3); the magnitude weightings
 (``magnitude``, ``inverse_size_magnitude``) use the expected curve sampled from
-``--n-random`` random rankings (the paper's 100), one extra cell (``random``) per data
-set. All curves of a data set share the folds (one seed). Methods are compared by
-average ranks, Friedman / Iman-Davenport and Nemenyi's CD on the uniform ECA (higher
-is better); the other weightings' average ranks and Friedman p-values are listed too.
+``--n-random`` random rankings (the paper's 100). Those are computed in parts of
+``--random-part`` rankings (default 10), each a cell of its own (``random[0:10]``,
+``random[10:20]``, ...): on the larger data sets one random ranking costs what a ranker's
+cell does (madelon: ~13 CPU minutes), so the parts spread the expected curve over the
+workers of a cluster and let a long grid resume part by part. The parts are rankings
+``start .. start + part - 1`` of one seeded stream, and their pooled curve is the
+expected curve of one call, to the last bit (``aggregation.evaluation.random_curves`` and
+``pool_random_curves``). All curves of a data set share the folds (one seed). Methods
+are compared by average ranks, Friedman / Iman-Davenport and Nemenyi's CD on the uniform
+ECA (higher is better); the other weightings' average ranks and Friedman p-values are
+listed too.
 
 Deviation from the paper: it evaluates every subset size i = 1..n; on thousands of
 features that is too slow, so the default grid is linear with about 32 points
@@ -24,6 +31,8 @@ top of the ranking far more under the uniform weighting).
 Examples::
 
     python benchmarks/supervised_protocol.py --smallest 4 --folds 5 --n-random 20
+    python benchmarks/supervised_protocol.py --datasets madelon --random-part 5 --n-jobs 64 \
+        --backend dask --scheduler tcp://SCHEDULER:8786
     python benchmarks/supervised_protocol.py --datasets colon --grid every --budget 7200
 """
 
@@ -79,10 +88,16 @@ def resolve_grid(spec: str, n: int):
     raise ValueError(f"--grid must be every, geometric, step:S or points:N; got {spec!r}")
 
 
+def random_cell_name(start: int, stop: int) -> str:
+    """The cell of random rankings ``start .. stop - 1``: ``random[start:stop]``."""
+    return f"random[{start}:{stop}]"
+
+
 def compute_cell(payload: dict) -> dict:
-    """One ranker's FFA/RFA curves, or (ranker ``random``) the expected curve."""
+    """One ranker's FFA/RFA curves, or (a ``random[a:b]`` cell) random rankings' curves."""
     import rankers
-    from aggregation.error_curves import expected_curve, ffa_rfa
+    from aggregation.error_curves import ffa_rfa
+    from aggregation.evaluation import random_curves
 
     s = payload["settings"]
     X, y = load_dataset(payload["path"])
@@ -92,9 +107,10 @@ def compute_cell(payload: dict) -> dict:
         "grid": resolve_grid(s["grid"], X.shape[1]),
         "random_state": s["seed"],
     }
-    if payload["ranker"] == "random":
-        curve = expected_curve(X, y, n_random=s["n_random"], **curve_args)
-        return {c: curve[c].tolist() for c in ("i", "ffa", "rfa", "std", "lower", "upper")}
+    if payload["ranker"].startswith("random["):
+        part = random_curves(X, y, n_random=s["n_random"], start=s["start"], **curve_args)
+        columns = {c: part[c].tolist() for c in ("ranking", "i", "ffa", "rfa")}
+        return {"samples": columns, "attrs": dict(part.attrs)}
     est = rankers.get(payload["ranker"], **s["params"])
     if est.get_params().get("random_state", 0) is None:
         est.set_params(random_state=s["seed"])
@@ -133,29 +149,48 @@ def make_cells(args, datasets) -> list[Cell]:
             settings = common | {"params": overrides.get(name, {})}
             settings["code"] = code_fingerprint([name], _EVALUATION)
             cells.append(Cell(PROTOCOL, d.name, name, settings, {"path": d.path}))
-        if args.n_random > 0:
-            settings = common | {"n_random": args.n_random}
+        for start in range(0, args.n_random, args.random_part):
+            stop = min(start + args.random_part, args.n_random)
+            settings = common | {"n_random": stop - start, "start": start}
             settings["code"] = code_fingerprint(modules=_EVALUATION)
-            cells.append(Cell(PROTOCOL, d.name, "random", settings, {"path": d.path}))
+            name = random_cell_name(start, stop)
+            cells.append(Cell(PROTOCOL, d.name, name, settings, {"path": d.path}))
     return cells
 
 
-def summarise(records: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(long ECA table: data set, ranker, weighting, eca; long curve table)."""
+def expected_curves(records: list[dict], n_random: int) -> dict[str, pd.DataFrame]:
+    """Per data set, the expected curve pooled from its random parts, when all are ok."""
+    from aggregation.evaluation import pool_random_curves
+
+    parts: dict[str, list[pd.DataFrame]] = {}
+    for r in records:
+        if r["ranker"].startswith("random[") and r["status"] == "ok":
+            frame = pd.DataFrame(r["result"]["samples"])
+            frame.attrs.update(r["result"]["attrs"])
+            parts.setdefault(r["dataset"], []).append(frame)
+    return {
+        name: pool_random_curves(frames)
+        for name, frames in parts.items()
+        if sum(f.attrs["n_random"] for f in frames) == n_random
+    }
+
+
+def summarise(records: list[dict], n_random: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(long ECA table: data set, ranker, weighting, eca; long curve table).
+
+    The curve table has each ranker's curves and, as ranker ``random``, the expected
+    curve of every data set whose ``n_random`` random rankings are all computed.
+    """
     from aggregation.error_curves import eca
 
-    expected = {
-        r["dataset"]: pd.DataFrame(r["result"])
-        for r in records
-        if r["ranker"] == "random" and r["status"] == "ok"
-    }
+    expected = expected_curves(records, n_random)
     rows, curves = [], []
     for r in records:
+        if r["ranker"].startswith("random["):
+            continue
         if r["status"] == "ok":
             curve = pd.DataFrame(r["result"]).drop(columns="fit_seconds", errors="ignore")
             curves.append(curve.assign(dataset=r["dataset"], ranker=r["ranker"]))
-        if r["ranker"] == "random":
-            continue
         for w in WEIGHTINGS:
             value = np.nan
             if r["status"] == "ok":
@@ -166,6 +201,9 @@ def summarise(records: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
             rows.append({"dataset": r["dataset"], "ranker": r["ranker"], "weighting": w})
             rows[-1]["eca"] = value
     long = pd.DataFrame(rows, columns=["dataset", "ranker", "weighting", "eca"])
+    for name, curve in expected.items():
+        columns = ["i", "ffa", "rfa", "std", "lower", "upper"]
+        curves.append(curve[columns].assign(dataset=name, ranker="random"))
     lead = ["dataset", "ranker", "i", "ffa", "rfa"]
     curve_table = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(columns=lead)
     rest = [c for c in curve_table.columns if c not in lead]
@@ -217,12 +255,20 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument(
         "--n-random", type=int, default=100, help="random rankings of the expected curve (0: none)"
     )
+    parser.add_argument(
+        "--random-part",
+        type=int,
+        default=10,
+        help="random rankings per cell (the expected curve's parts; default 10)",
+    )
     parser.add_argument("--set", action="append", help="RANKER.PARAM=VALUE (JSON value)")
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/supervised"))
     add_run_arguments(parser, budget=3600.0)
     args = parser.parse_args(argv)
     resolve_grid(args.grid, 100)  # reject a bad grid before any cell runs
+    if args.random_part < 1:
+        parser.error("--random-part must be at least 1")
     datasets, skipped = select_datasets(*list_datasets(args.data_dir), args.datasets, args.smallest)
     if not datasets:
         raise SystemExit(f"no data sets found in {args.data_dir}")
@@ -232,7 +278,7 @@ def main(argv: list[str] | None = None) -> dict:
     cells = make_cells(args, datasets)
     records = run_cells(cells, script=__file__, **run_options(args))
     fewer = {c.dataset: c.settings["folds"] for c in cells if c.settings["folds"] < args.folds}
-    long, curves = summarise(records)
+    long, curves = summarise(records, args.n_random)
     order = [d.name for d in datasets]
     table = weighting_table(long, "uniform", order)
     write_table(table, out, "eca_uniform")
@@ -255,8 +301,9 @@ def main(argv: list[str] | None = None) -> dict:
         f"{args.folds}-fold stratified CV{fewer_folds_text(fewer)}, paper's SVM (quadratic "
         f"kernel, C = 0.1), grid "
         f"`{args.grid}`, seed {args.seed}; rankings fitted on the whole data set (the paper's "
-        f"protocol). The `random` cells compute the expected curve from {args.n_random} random "
-        "rankings, used by the magnitude weightings only. Higher is better.",
+        f"protocol). The `random[a:b]` cells score random rankings a..b-1; the expected curve "
+        f"pools all {args.n_random} of them (computed in parts of {args.random_part}) and is "
+        "used by the magnitude weightings only. Higher is better.",
         f"Data sets missing here (skipped by name): {', '.join(skipped) or 'none'}."
         + ("" if args.datasets else f" Left out as not independent (§5.1): {_NOT_INDEP}."),
         "",

@@ -33,6 +33,8 @@ _MODULES = {
         "expected_curve",
         "ffa_rfa",
         "ffa_rfa_many",
+        "pool_random_curves",
+        "random_curves",
     ),
     "plots": ("plot_error_curves", "plot_topk_curves"),
     "stats": (
@@ -76,6 +78,8 @@ __all__ = [
     "plot_cd_diagram",
     "plot_error_curves",
     "plot_topk_curves",
+    "pool_random_curves",
+    "random_curves",
     "rank_table",
     "topk_curve",
     "two_step_metrics",

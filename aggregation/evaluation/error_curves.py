@@ -48,6 +48,8 @@ __all__ = [
     "expected_curve",
     "ffa_rfa",
     "ffa_rfa_many",
+    "pool_random_curves",
+    "random_curves",
 ]
 
 #: the weighting functions w_i of Eqs. 1-2 (``|S_i| = i``, the size of the feature subset)
@@ -506,6 +508,8 @@ def expected_curve(
     the same ``random_state``). The top-i and the bottom-i sets of a random permutation are
     both uniform random i-subsets, so FFA and RFA share one expectation (the paper's point);
     with ``pool=True`` both columns are the mean of all ``2 * n_random`` sampled curves.
+    The same as :func:`pool_random_curves` of :func:`random_curves`, which computes the
+    samples in parts (on several machines, or over several sessions).
 
     Parameters
     ----------
@@ -529,25 +533,146 @@ def expected_curve(
         ``mean``, ``std``, ``lower``, ``upper``; ``attrs`` as :func:`ffa_rfa` with
         ``kind="expected"``, ``n_random`` and ``quantiles``.
     """
-    if isinstance(n_random, bool) or not isinstance(n_random, (Integral, np.integer)):
-        raise InvalidParameterError(f"n_random must be an integer >= 1; got {n_random!r}")
-    if n_random < 1:
-        raise InvalidParameterError(f"n_random must be an integer >= 1; got {n_random}")
     lo, hi = _check_quantiles(quantiles)
+    samples = random_curves(
+        X,
+        y,
+        n_random=n_random,
+        estimator=estimator,
+        scoring=scoring,
+        cv=cv,
+        grid=grid,
+        n_jobs=n_jobs,
+        random_state=random_state,
+        progress=progress,
+    )
+    return pool_random_curves(samples, pool=pool, quantiles=(lo, hi))
+
+
+def random_curves(
+    X,
+    y,
+    *,
+    n_random: int = 100,
+    start: int = 0,
+    estimator=None,
+    scoring=None,
+    cv=10,
+    grid="every",
+    n_jobs: int | None = None,
+    random_state=None,
+    progress: Callable[[int], None] | None = None,
+) -> pd.DataFrame:
+    """The FFA/RFA curves of the random rankings :func:`expected_curve` averages, or a part.
+
+    The permutations are drawn one after another from one stream seeded by
+    ``random_state``; this call scores numbers ``start .. start + n_random - 1`` of them.
+    So the 100 rankings of the paper can be computed as parts (``start=0, 10, ...`` with
+    ``n_random=10``) anywhere and at any time, and :func:`pool_random_curves` of all the
+    parts is :func:`expected_curve`, to the last bit. With the paper's model and accuracy
+    each ranking's kernels are grown from one grid point to the next (one pass over its
+    features per fold and side); the set of every feature is scored once, directly.
+
+    Parameters
+    ----------
+    X, y, estimator, scoring, cv, grid, n_jobs, progress
+        As :func:`expected_curve`.
+    n_random : int, default=100
+        Random rankings scored by this call.
+    start : int, default=0
+        Position of the first of them in the stream.
+    random_state : int, SeedSequence, Generator, RandomState or None
+        Seeds the folds and the permutations; parts of one expected curve need the same
+        int (None draws a fresh stream each call).
+
+    Returns
+    -------
+    DataFrame
+        Long: columns ``ranking`` (position in the stream), ``i``, ``ffa``, ``rfa`` (each the
+        mean over the folds). ``attrs`` as :func:`ffa_rfa` with ``kind="random"``, ``start``,
+        ``n_random`` and ``random_state`` (the int, else None).
+    """
+    for name, value, least in (("n_random", n_random, 1), ("start", start, 0)):
+        if isinstance(value, bool) or not isinstance(value, (Integral, np.integer)):
+            raise InvalidParameterError(f"{name} must be an integer >= {least}; got {value!r}")
+        if value < least:
+            raise InvalidParameterError(f"{name} must be an integer >= {least}; got {value}")
     check_progress(progress)
     setup = _Setup(X, y, estimator, scoring, cv, grid, random_state)
     rng = np.random.default_rng(setup.perm_seed)
     n = setup.X.shape[1]
-    orders = [rng.permutation(n) for _ in range(n_random)]
+    orders = [rng.permutation(n) for _ in range(start + n_random)][start:]
     # random rankings hardly share a subset but the last: their kernels are grown in steps
     evaluate = _evaluate_chains if setup.default_accuracy else _evaluate
     ffa, rfa = evaluate(setup, orders, n_jobs, progress)
-    ffa, rfa = ffa.mean(axis=-1), rfa.mean(axis=-1)  # (n_random, len(grid))
+    size = len(setup.grid)
+    frame = pd.DataFrame(
+        {
+            "ranking": np.repeat(np.arange(start, start + n_random), size),
+            "i": np.tile(setup.grid, n_random),
+            "ffa": ffa.mean(axis=-1).ravel(),
+            "rfa": rfa.mean(axis=-1).ravel(),
+        }
+    )
+    seed = int(random_state) if isinstance(random_state, (Integral, np.integer)) else None
+    frame.attrs.update(
+        setup.attrs(
+            kind="random", ranking="random", start=start, n_random=n_random, random_state=seed
+        )
+    )
+    return frame
+
+
+def pool_random_curves(
+    samples: pd.DataFrame | Sequence[pd.DataFrame],
+    *,
+    pool: bool = True,
+    quantiles: tuple[float, float] = (0.05, 0.95),
+) -> pd.DataFrame:
+    """The expected curve (Eq. 5) from :func:`random_curves`, in one frame or in parts.
+
+    Parameters
+    ----------
+    samples : DataFrame or sequence of DataFrame
+        :func:`random_curves` outputs of one data set, grid, folds and seed, in any order;
+        each ranking once.
+    pool, quantiles
+        As :func:`expected_curve`.
+
+    Returns
+    -------
+    DataFrame
+        :func:`expected_curve`'s frame; equal to it, bit for bit, when the parts cover the
+        rankings ``0 .. n_random - 1`` of the same ``random_state``.
+    """
+    lo, hi = _check_quantiles(quantiles)
+    parts = [samples] if isinstance(samples, pd.DataFrame) else list(samples)
+    if not parts or not all(isinstance(p, pd.DataFrame) for p in parts):
+        raise InvalidParameterError("samples must be random_curves frames (one or a list)")
+    first = parts[0].attrs
+    keys = ("scoring", "n_features", "n_folds", "random_state")
+    for part in parts:
+        if part.attrs.get("kind") != "random" or not {"ranking", "i", "ffa", "rfa"} <= set(
+            part.columns
+        ):
+            raise InvalidInputError("samples must come from random_curves")
+        differ = [k for k in keys if part.attrs.get(k) != first.get(k)]
+        if differ:
+            raise InvalidInputError(f"the parts differ in {', '.join(differ)}")
+    if len(parts) > 1 and first.get("random_state") is None:
+        raise InvalidInputError("parts of one expected curve need the same int random_state")
+    table = pd.concat(parts, ignore_index=True)
+    counts = table.groupby("ranking")["i"].count()
+    if table.duplicated(["ranking", "i"]).any() or counts.nunique() != 1:
+        raise InvalidInputError("every ranking must appear once, at the same grid points")
+    wide = {c: table.pivot(index="ranking", columns="i", values=c) for c in ("ffa", "rfa")}
+    grid = wide["ffa"].columns.to_numpy()
+    ffa, rfa = wide["ffa"].to_numpy(), wide["rfa"].to_numpy()  # (n_random, len(grid))
     both = np.vstack([ffa, rfa])
     mean = both.mean(axis=0)
     frame = pd.DataFrame(
         {
-            "i": setup.grid,
+            "i": grid,
             "ffa": mean if pool else ffa.mean(axis=0),
             "rfa": mean if pool else rfa.mean(axis=0),
             "mean": mean,
@@ -556,8 +681,11 @@ def expected_curve(
             "upper": np.quantile(both, hi, axis=0),
         }
     )
+    attrs = {k: first[k] for k in ("scoring", "n_features", "n_folds") if k in first}
     frame.attrs.update(
-        setup.attrs(kind="expected", ranking="random", n_random=n_random, quantiles=(lo, hi))
+        attrs
+        | {"kind": "expected", "ranking": "random", "n_random": len(ffa)}
+        | {"quantiles": (lo, hi)}
     )
     return frame
 

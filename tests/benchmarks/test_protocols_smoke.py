@@ -19,7 +19,7 @@ import pytest
 from scipy.io import savemat
 
 from aggregation.curves import geometric_grid, topk_curve
-from aggregation.error_curves import ffa_rfa
+from aggregation.error_curves import expected_curve, ffa_rfa
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 REAL_DATA = BENCH.parent.parent / "shared" / "data" / "skfeature"
@@ -213,7 +213,7 @@ def test_supervised_protocol_end_to_end(data, tmp_path):
     script = _script("supervised_protocol")
     out = tmp_path / "out"
     argv = [*_common(data, tmp_path), "--rankers", "info_gain", "--out", str(out)]
-    script.main([*argv, "--grid", "geometric", "--n-random", "2"])
+    script.main([*argv, "--grid", "geometric", "--n-random", "3", "--random-part", "2"])
     names, loaded = data[1], data[2]
 
     for f in ("eca_uniform.csv", "eca_all.csv", "curves.csv", "weightings.csv", "summary.md"):
@@ -223,7 +223,10 @@ def test_supervised_protocol_end_to_end(data, tmp_path):
     eca = pd.read_csv(out / "eca_all.csv")
     assert len(eca) == 2 * 4 and np.isfinite(eca["eca"]).all()
     cells = pd.read_csv(out / "cells.csv")
-    assert sorted(cells["ranker"]) == ["info_gain", "info_gain", "random", "random"]
+    # the 3 random rankings in parts of 2: two cells per data set
+    parts = ["random[0:2]", "random[2:3]"]
+    assert sorted(cells["ranker"]) == sorted(["info_gain", *parts] * 2)
+    assert "| random | " in (out / "summary.md").read_text()  # timed as one row
 
     # ECA against random with w_i = 1 is mean(FFA - RFA) / 2 (paper §3.3) ...
     curves = pd.read_csv(out / "curves.csv")
@@ -238,6 +241,11 @@ def test_supervised_protocol_end_to_end(data, tmp_path):
     direct = ffa_rfa(order, X, y, cv=2, grid="geometric", random_state=0)
     np.testing.assert_allclose(ig["ffa"], direct["ffa"])
     np.testing.assert_allclose(ig["rfa"], direct["rfa"])
+    # the parts pool to the expected curve of one call
+    rand = curves[(curves["dataset"] == names[0]) & (curves["ranker"] == "random")]
+    expected = expected_curve(X, y, n_random=3, cv=2, grid="geometric", random_state=0)
+    for column in ("i", "ffa", "rfa", "std", "lower", "upper"):
+        np.testing.assert_allclose(rand[column], expected[column], rtol=1e-15, atol=0)
 
 
 def test_speed_suite_small_shape(tmp_path):

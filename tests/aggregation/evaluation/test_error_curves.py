@@ -27,6 +27,8 @@ from aggregation.evaluation.error_curves import (
     expected_curve,
     ffa_rfa,
     ffa_rfa_many,
+    pool_random_curves,
+    random_curves,
 )
 from aggregation.ranking import GenericRanking, Ranking
 from rankers.exceptions import InvalidInputError, InvalidParameterError
@@ -290,6 +292,52 @@ def test_eca_from_rankings_and_data():
     assert magnitude == pytest.approx(
         eca(ffa_rfa(good, X, y, **kw), expected, weighting="magnitude")
     )
+
+
+@pytest.mark.parametrize("estimator", [None, GaussianNB()])
+def test_random_curves_in_parts_pool_to_the_expected_curve_bit_for_bit(estimator):
+    """The 12 rankings as parts of 5, 4 and 3 (given in any order) pool to expected_curve
+    of the same seed, every column and attribute, for the paper's model (kernels grown
+    along each ranking) and for another estimator."""
+    X, y = _two_informative(m=60)
+    kw = dict(cv=3, grid=2, random_state=7, estimator=estimator)
+    whole = expected_curve(X, y, n_random=12, **kw)
+    parts = [
+        random_curves(X, y, n_random=n, start=start, **kw) for start, n in ((9, 3), (0, 5), (5, 4))
+    ]
+    pooled = pool_random_curves(parts)
+    pd.testing.assert_frame_equal(pooled, whole, check_exact=True)
+    assert pooled.attrs == whole.attrs
+    unpooled = pool_random_curves(parts[::-1], pool=False, quantiles=(0.1, 0.9))
+    pd.testing.assert_frame_equal(
+        unpooled, expected_curve(X, y, n_random=12, pool=False, quantiles=(0.1, 0.9), **kw)
+    )
+    # a part is the same rows of the whole stream
+    stream = random_curves(X, y, n_random=12, **kw)
+    np.testing.assert_array_equal(
+        parts[2].to_numpy(), stream[stream["ranking"].between(5, 8)].to_numpy()
+    )
+    assert parts[2].attrs["start"] == 5 and parts[2].attrs["n_random"] == 4
+
+
+def test_pooling_refuses_parts_that_do_not_belong_together():
+    X, y = _two_informative(m=60)
+    kw = dict(cv=3, grid=2, estimator=GaussianNB())
+    a = random_curves(X, y, n_random=2, random_state=1, **kw)
+    with pytest.raises(InvalidInputError, match="once"):
+        pool_random_curves([a, a])  # the same rankings twice
+    other_seed = random_curves(X, y, n_random=2, start=2, random_state=2, **kw)
+    with pytest.raises(InvalidInputError, match="random_state"):
+        pool_random_curves([a, other_seed])
+    unseeded = [random_curves(X, y, n_random=1, start=s, **kw) for s in (0, 1)]
+    with pytest.raises(InvalidInputError, match="same int random_state"):
+        pool_random_curves(unseeded)
+    with pytest.raises(InvalidInputError, match="random_curves"):
+        pool_random_curves(ffa_rfa(list(X.columns), X, y, **kw))
+    with pytest.raises(InvalidParameterError, match="start"):
+        random_curves(X, y, start=-1)
+    with pytest.raises(InvalidParameterError, match="samples"):
+        pool_random_curves([])
 
 
 # ------------------------------------------------------------------ validation
