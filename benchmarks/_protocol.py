@@ -20,8 +20,12 @@ imports the protocol script named in the cell and calls its ``compute_cell(paylo
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
+import copy
+import functools
 import hashlib
+import importlib
 import importlib.util
 import json
 import os
@@ -134,28 +138,108 @@ def load_dataset(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ------------------------------------------------------------------ cells and cache
-# the modules every ranker's result goes through
-_SHARED_MODULES = ("rankers.base", "rankers.validation", "rankers.preprocessing")
+# the packages whose code a cell's result can go through (the others are libraries)
+_PROJECT = ("rankers", "aggregation", "moweights")
+
+
+def _is_project_module(name: str) -> bool:
+    if name.partition(".")[0] not in _PROJECT:
+        return False
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):  # a parent that is not a package
+        return False
+    return spec is not None and spec.origin is not None and spec.origin.endswith(".py")
+
+
+def _is_package(name: str) -> bool:
+    return Path(importlib.util.find_spec(name).origin).name == "__init__.py"
+
+
+@functools.cache
+def _module_tree(name: str) -> ast.Module:
+    return ast.parse(Path(importlib.util.find_spec(name).origin).read_bytes(), name)
+
+
+def _imported_modules(name: str) -> set[str]:
+    """The project modules ``name`` imports, at module level or inside functions.
+
+    ``from pkg import attr`` names the module that defines ``attr`` (a package's
+    ``__init__`` only re-exports, lazily or not), so a ranker's closure does not widen to
+    every module its package re-exports.
+    """
+    found = set()
+    package = name if _is_package(name) else name.rpartition(".")[0]
+    for node in ast.walk(_module_tree(name)):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if _is_project_module(a.name))
+        elif isinstance(node, ast.ImportFrom):
+            base = importlib.util.resolve_name("." * node.level + (node.module or ""), package)
+            if not _is_project_module(base):
+                continue
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                if _is_project_module(sub):
+                    found.add(sub)
+                elif not _is_package(base):
+                    found.add(base)
+                else:  # a name a package re-exports: the module that defines it
+                    obj = getattr(importlib.import_module(base), alias.name, None)
+                    defining = getattr(obj, "__module__", None) or base
+                    found.add(defining if _is_project_module(defining) else base)
+    return found
+
+
+def module_closure(names: Iterable[str]) -> list[str]:
+    """``names`` and every project module they import, directly or not, sorted.
+
+    Package ``__init__`` modules are left out: they re-export what the closure already
+    follows to its defining module.
+    """
+    seen: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(_imported_modules(name) - seen)
+    return sorted(n for n in seen if not _is_package(n) or n in names)
+
+
+def _without_docstrings(tree: ast.Module) -> ast.Module:
+    tree = copy.deepcopy(tree)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            node.body = body[1:]
+    return tree
 
 
 def code_fingerprint(rankers: Iterable[str] = (), modules: Iterable[str] = ()) -> str:
-    """A hash of the source code a cell's result depends on, so editing it invalidates the cell.
+    """A hash of the code a cell's result depends on, so editing it invalidates the cell.
 
-    ``rankers`` are registry names (their class's module and the shared ranker modules
-    count; ``"random"`` and peers have none); ``modules`` are dotted module names (the
-    evaluation code). Other edits in the repository leave cached cells valid.
+    ``rankers`` are registry names (``"random"`` and peers have none), ``modules`` dotted
+    module names (the evaluation code). The hash covers their modules and every project
+    module those import, directly or through helpers (:func:`module_closure`), as code:
+    the parsed syntax tree without docstrings, so editing a comment, a docstring or the
+    layout keeps cached cells valid, and editing code anywhere a cell's result goes
+    through does not. (The tree's text is Python's ``ast.dump``: a new Python version may
+    re-key the cache, which costs time, never a wrong result.)
     """
     import rankers as registry
 
-    names = set(modules)
-    for name in rankers:
-        if name != "random":
-            names.add(registry.get_class(name).__module__)
-            names.update(_SHARED_MODULES)
+    roots = set(modules)
+    roots.update(registry.get_class(n).__module__ for n in rankers if n != "random")
     digest = hashlib.sha1()
-    for name in sorted(names):
-        origin = importlib.util.find_spec(name).origin
-        digest.update(name.encode() + b"\0" + Path(origin).read_bytes())
+    for name in module_closure(roots):
+        tree = ast.dump(_without_docstrings(_module_tree(name)))
+        digest.update(name.encode() + b"\0" + tree.encode() + b"\0")
     return digest.hexdigest()[:12]
 
 

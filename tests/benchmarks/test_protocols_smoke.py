@@ -298,23 +298,59 @@ def test_code_fingerprint_follows_the_source_a_cell_depends_on(proto, tmp_path, 
     assert proto.code_fingerprint(["random"], ["aggregation.curves"]) == proto.code_fingerprint(
         modules=["aggregation.curves"]
     )
-    # an edited module file changes the fingerprint
+
+
+def _edited(proto, monkeypatch, tmp_path, module: str, edit) -> None:
+    """Make ``module``'s source the edited copy for the fingerprint."""
     import importlib.util
 
-    source = importlib.util.find_spec("aggregation.curves").origin
-    copy = tmp_path / "curves.py"
-    copy.write_text(Path(source).read_text() + "\n# edited\n")
+    real = importlib.util.find_spec
+    copy = tmp_path / (module + ".py")
+    copy.write_text(edit(Path(real(module).origin).read_text()))
 
     class _Spec:
         origin = str(copy)
 
-    real = importlib.util.find_spec
     monkeypatch.setattr(
-        importlib.util,
-        "find_spec",
-        lambda name, *a: _Spec() if name == "aggregation.curves" else real(name, *a),
+        importlib.util, "find_spec", lambda name, *a: _Spec() if name == module else real(name, *a)
     )
-    assert proto.code_fingerprint(["variance"], ["aggregation.curves"]) != a
+    proto._module_tree.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("edit", "rekeys"),
+    [
+        (lambda s: s + "\n_EDITED = 1\n", True),  # code
+        (lambda s: s + "\n# a comment\n", False),
+        (lambda s: s.replace('"""', '"""Edited. ', 1), False),  # the module docstring
+    ],
+    ids=["code", "comment", "docstring"],
+)
+def test_code_fingerprint_follows_code_not_comments(proto, tmp_path, monkeypatch, edit, rekeys):
+    a = proto.code_fingerprint(["variance"], ["aggregation.curves"])
+    _edited(proto, monkeypatch, tmp_path, "aggregation.curves", edit)
+    try:
+        assert (proto.code_fingerprint(["variance"], ["aggregation.curves"]) != a) is rekeys
+    finally:
+        monkeypatch.undo()
+        proto._module_tree.cache_clear()
+
+
+def test_code_fingerprint_follows_a_rankers_helper_modules(proto, tmp_path, monkeypatch):
+    # laplacian's neighbours come from rankers.neighbors, mcfs's LAR from a private helper
+    assert "rankers.neighbors" in proto.module_closure(["rankers.unsupervised.laplacian"])
+    assert "rankers.unsupervised._lars" in proto.module_closure(["rankers.unsupervised.mcfs"])
+    # a package's __init__ only re-exports: the closure names the defining module
+    closure = proto.module_closure(["aggregation.evaluation.error_curves"])
+    assert "aggregation.evaluation.topk" in closure and "aggregation.evaluation" not in closure
+    before = {n: proto.code_fingerprint([n]) for n in ("laplacian", "variance")}
+    _edited(proto, monkeypatch, tmp_path, "rankers.neighbors", lambda s: s + "\n_EDITED = 1\n")
+    try:
+        assert proto.code_fingerprint(["laplacian"]) != before["laplacian"]
+        assert proto.code_fingerprint(["variance"]) == before["variance"]  # no neighbours
+    finally:
+        monkeypatch.undo()
+        proto._module_tree.cache_clear()
 
 
 @pytest.mark.filterwarnings("ignore:The least populated class:UserWarning")
