@@ -13,8 +13,8 @@ Every comparison includes a ``random`` row: the mean of ``--n-random`` seeded ra
 rankings per fold. Rankers that take ``n_clusters`` (MCFS, NDFS) get the data set's
 number of classes, as in both papers; labels are otherwise unused. Features are
 standardised with the training fold's mean and standard deviation before the neighbour
-search and the error (``aggregation.curves.topk_curve``, ``scale=True``); rankers see
-the raw data (cast to float).
+search and the error (``aggregation.evaluation.topk.topk_curve``, ``scale=True``);
+rankers see the raw data (cast to float).
 
 Examples::
 
@@ -122,7 +122,7 @@ def compute_cell(payload: dict) -> dict:
     The folds, and the rankings fitted on them, are the same for every variant: each
     ranker is fitted once per fold and its ranking scored by every variant.
     """
-    from aggregation.curves import geometric_grid, topk_curve
+    from aggregation.evaluation.topk import geometric_grid, topk_curve
 
     s = payload["settings"]
     X, _ = load_dataset(payload["path"])
@@ -147,8 +147,8 @@ def compute_cell(payload: dict) -> dict:
     return out
 
 
-#: the modules a cell's numbers go through (aggregation.curves re-exports the scorer)
-_EVALUATION = ("aggregation.curves", "aggregation.evaluation.topk")
+#: the module a cell's numbers go through (the fingerprint follows its imports)
+_EVALUATION = ("aggregation.evaluation.topk",)
 
 
 def make_cells(args, datasets) -> list[Cell]:
