@@ -196,6 +196,11 @@ def module_closure(names: Iterable[str]) -> list[str]:
     Package ``__init__`` modules are left out: they re-export what the closure already
     follows to its defining module.
     """
+    return list(_closure(frozenset(names)))
+
+
+@functools.cache
+def _closure(names: frozenset[str]) -> tuple[str, ...]:
     seen: set[str] = set()
     todo = list(names)
     while todo:
@@ -203,7 +208,7 @@ def module_closure(names: Iterable[str]) -> list[str]:
         if name not in seen:
             seen.add(name)
             todo.extend(_imported_modules(name) - seen)
-    return sorted(n for n in seen if not _is_package(n) or n in names)
+    return tuple(sorted(n for n in seen if not _is_package(n) or n in names))
 
 
 def _without_docstrings(tree: ast.Module) -> ast.Module:
@@ -237,10 +242,26 @@ def code_fingerprint(rankers: Iterable[str] = (), modules: Iterable[str] = ()) -
     roots = set(modules)
     roots.update(registry.get_class(n).__module__ for n in rankers if n != "random")
     digest = hashlib.sha1()
-    for name in module_closure(roots):
-        tree = ast.dump(_without_docstrings(_module_tree(name)))
-        digest.update(name.encode() + b"\0" + tree.encode() + b"\0")
+    for name in _closure(frozenset(roots)):
+        digest.update(_module_code(name))
     return digest.hexdigest()[:12]
+
+
+@functools.cache
+def _module_code(name: str) -> bytes:
+    tree = ast.dump(_without_docstrings(_module_tree(name)))
+    return name.encode() + b"\0" + tree.encode() + b"\0"
+
+
+def forget_source() -> None:
+    """Drop the parsed sources and closures, so the next fingerprint reads the files again.
+
+    A grid's planning fingerprints hundreds of cells that share most of their modules:
+    each module is parsed, stripped and dumped once per process. Call this after editing a
+    module in a long-lived process (the tests do).
+    """
+    for cached in (_module_tree, _module_code, _closure):
+        cached.cache_clear()
 
 
 def settings_hash(settings: dict) -> str:

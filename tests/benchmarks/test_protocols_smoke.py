@@ -314,7 +314,7 @@ def _edited(proto, monkeypatch, tmp_path, module: str, edit) -> None:
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: _Spec() if name == module else real(name, *a)
     )
-    proto._module_tree.cache_clear()
+    proto.forget_source()
 
 
 @pytest.mark.parametrize(
@@ -333,7 +333,7 @@ def test_code_fingerprint_follows_code_not_comments(proto, tmp_path, monkeypatch
         assert (proto.code_fingerprint(["variance"], ["aggregation.curves"]) != a) is rekeys
     finally:
         monkeypatch.undo()
-        proto._module_tree.cache_clear()
+        proto.forget_source()
 
 
 def test_code_fingerprint_follows_a_rankers_helper_modules(proto, tmp_path, monkeypatch):
@@ -350,7 +350,7 @@ def test_code_fingerprint_follows_a_rankers_helper_modules(proto, tmp_path, monk
         assert proto.code_fingerprint(["variance"]) == before["variance"]  # no neighbours
     finally:
         monkeypatch.undo()
-        proto._module_tree.cache_clear()
+        proto.forget_source()
 
 
 @pytest.mark.filterwarnings("ignore:The least populated class:UserWarning")
