@@ -2,23 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def _module(monkeypatch):
-    monkeypatch.setattr(sys, "path", list(sys.path))  # the script adds benchmarks/ to it
-    path = BENCH / "micro" / "agnos_budget_scores.py"
-    spec = importlib.util.spec_from_file_location("agnos_budget_scores", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _write(root: Path, budget: str, seed: int, agnos: list[float], rand: list[float]) -> None:
@@ -29,8 +16,8 @@ def _write(root: Path, budget: str, seed: int, agnos: list[float], rand: list[fl
         table.rename_axis("dataset").to_csv(out / name)
 
 
-def test_summary_pairs_each_budget_with_the_default_at_the_same_seed(tmp_path, monkeypatch):
-    m = _module(monkeypatch)
+def test_summary_pairs_each_budget_with_the_default_at_the_same_seed(bench_script, tmp_path):
+    m = bench_script("micro/agnos_budget_scores.py")
     rand = [1.0, 1.0, 1.0]
     for seed in (0, 1):
         _write(tmp_path, "default", seed, [0.8, 0.9 + 0.01 * seed, 1.2], rand)

@@ -2,34 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
-
-def _module(monkeypatch):
-    monkeypatch.setattr(sys, "path", list(sys.path))  # the script adds benchmarks/ to it
-    path = BENCH / "micro" / "bench_agnos_budget.py"
-    spec = importlib.util.spec_from_file_location("bench_agnos_budget", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_top_overlap_counts_the_shared_best_features(monkeypatch):
-    m = _module(monkeypatch)
+def test_top_overlap_counts_the_shared_best_features(bench_script):
+    m = bench_script("micro/bench_agnos_budget.py")
     a = np.array([5.0, 4.0, 3.0, 2.0, 1.0])
     assert m.top_overlap(a, a, 3) == 1.0
     assert m.top_overlap(a, a[::-1], 2) == 0.0
     assert m.top_overlap(a, np.array([5.0, 1.0, 4.0, 2.0, 3.0]), 2) == 0.5
 
 
-def test_a_budget_in_steps_becomes_whole_epochs(monkeypatch):
-    m = _module(monkeypatch)
+def test_a_budget_in_steps_becomes_whole_epochs(bench_script):
+    m = bench_script("micro/bench_agnos_budget.py")
     X = np.random.default_rng(0).normal(size=(40, 12))  # 2 batches of 32 per epoch
     scores, seconds, steps = m.fit(X, 7, seed=0)
     assert steps <= 8 and steps % 2 == 0 and scores.shape == (12,) and seconds >= 0

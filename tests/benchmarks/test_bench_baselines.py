@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
 pytest.importorskip("skfeature")
 pytest.importorskip("skrebate")
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
-
-def test_quick_run_agrees_with_the_peers(tmp_path, capsys, monkeypatch):
+def test_quick_run_agrees_with_the_peers(tmp_path, capsys, bench_script):
     # the script puts benchmarks/ and benchmarks/micro on sys.path, and the peers' child
     # processes (spawned) import from there too: keep it for the test, then restore it
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    spec = importlib.util.spec_from_file_location("bench_baselines", BENCH / "bench_baselines.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = bench_script("bench_baselines.py")
     out = tmp_path / "baselines.md"
     module.main(["--quick", "--out", str(out)])
     text = out.read_text()

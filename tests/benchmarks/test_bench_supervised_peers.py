@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
 pytest.importorskip("skfeature")
 pytest.importorskip("skrebate")
 pytest.importorskip("mrmr")
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
-
-def test_quick_run_agrees_with_the_peers(tmp_path, monkeypatch):
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    spec = importlib.util.spec_from_file_location("bench_sp", BENCH / "bench_supervised_peers.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+def test_quick_run_agrees_with_the_peers(tmp_path, bench_script):
+    module = bench_script("bench_supervised_peers.py")
     out = tmp_path / "peers.md"
     module.main(["--quick", "--out", str(out)])
     rows = [line.split("|") for line in out.read_text().splitlines() if line.startswith("| ")]
@@ -34,14 +25,12 @@ def test_quick_run_agrees_with_the_peers(tmp_path, monkeypatch):
     assert cmim == "same selections" or "a tie" in cmim, cmim
 
 
-def test_an_order_that_differs_only_among_tied_scores_is_the_same_order():
+def test_an_order_that_differs_only_among_tied_scores_is_the_same_order(bench_script):
     from types import SimpleNamespace
 
     import numpy as np
 
-    spec = importlib.util.spec_from_file_location("bench_sp2", BENCH / "bench_supervised_peers.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = bench_script("bench_supervised_peers.py")
     scores = np.array([3.0, 1.0, 2.0, 1.0 + 1e-13])  # features 1 and 3 tie by our rule
     fitted = SimpleNamespace(scores_=scores, ranking_=np.array([0, 2, 1, 3]))
     assert module.same_order(fitted, np.array([0, 2, 1, 3])) == "same order"

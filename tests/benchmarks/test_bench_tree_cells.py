@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def _module(monkeypatch):
-    monkeypatch.setattr(sys, "path", list(sys.path))  # the script adds benchmarks/ to it
-    path = BENCH / "micro" / "bench_tree_cells.py"
-    spec = importlib.util.spec_from_file_location("bench_tree_cells", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 @pytest.mark.parametrize("ranker", ["genie3", "rf_score"])
-def test_probe_extrapolates_a_few_trees_to_the_cells_thousand(monkeypatch, ranker):
-    m = _module(monkeypatch)
+def test_probe_extrapolates_a_few_trees_to_the_cells_thousand(bench_script, ranker):
+    m = bench_script("micro/bench_tree_cells.py")
     X = np.random.default_rng(0).normal(size=(40, 6))
     X[X < 0.5] = 0.0  # mostly zeros, like the text sets
     row = m.probe("toy", X, ranker, n_trees=2, seed=0)
