@@ -29,6 +29,7 @@ import importlib
 import importlib.util
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -291,11 +292,50 @@ class Cell:
         safe = self.ranker.replace("/", "_").replace(":", "-")
         return Path(cache_dir) / self.protocol / self.dataset / f"{safe}__{self.key}.json"
 
+    def parts_dir(self, cache_dir: Path) -> Path:
+        """The folder where the cell's child keeps its finished parts (see :func:`save_part`)."""
+        return self.cache_path(cache_dir).with_suffix(".parts")
+
+
+# ------------------------------------------------------------------ parts of a cell
+# A long cell (a tree ensemble on a text set: an hour or more) saves each finished part of
+# its work, e.g. the ranking of one training fold, under its key. A run cut short by the
+# budget, an interrupt or the end of a session leaves them, and the next run resumes from
+# them: same inputs, same parts, so the same numbers as an uninterrupted run. The folder
+# is the cell's (its key covers the settings and the code), and is removed once the cell
+# is ok. Parts are .npy files read without pickle, so nothing read back can execute code.
+def save_part(parts_dir: str | Path | None, name: str, array: np.ndarray) -> None:
+    """Save ``array`` as part ``name`` of a cell (atomically; nothing if ``parts_dir`` is None)."""
+    if parts_dir is None:
+        return
+    path = Path(parts_dir) / f"{name}.npy"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{name}.tmp")
+    with open(tmp, "wb") as fh:
+        np.save(fh, np.asarray(array), allow_pickle=False)
+    tmp.replace(path)
+
+
+def load_part(parts_dir: str | Path | None, name: str) -> np.ndarray | None:
+    """Part ``name`` saved by :func:`save_part`, or None (no folder, not saved, unreadable)."""
+    if parts_dir is None:
+        return None
+    try:
+        return np.load(Path(parts_dir) / f"{name}.npy", allow_pickle=False)
+    except (OSError, ValueError):
+        return None
+
+
+def count_parts(parts_dir: Path) -> int:
+    """How many parts ``parts_dir`` holds (0 if it does not exist)."""
+    return len(list(parts_dir.glob("*.npy"))) if parts_dir.is_dir() else 0
+
 
 def read_cached(cell: Cell, cache_dir: Path, budget: float, retry_failed: bool) -> dict | None:
     """The cached record of ``cell`` if it can stand for a run with this budget.
 
-    ``ok`` records always do; a ``timeout`` does unless the new budget is larger; an
+    ``ok`` records always do; a ``timeout`` does unless the new budget is larger or the
+    timed-out run saved parts (the next run resumes from them, so it gets further); an
     ``error`` does unless ``retry_failed``.
     """
     path = cell.cache_path(cache_dir)
@@ -306,7 +346,9 @@ def read_cached(cell: Cell, cache_dir: Path, budget: float, retry_failed: bool) 
     except (OSError, json.JSONDecodeError):
         return None  # a torn write: run the cell again
     status = record.get("status")
-    if status == "timeout" and budget > record.get("budget", 0.0):
+    if status == "timeout" and (
+        budget > record.get("budget", 0.0) or record.get("parts_saved", 0) > 0
+    ):
         return None
     if status == "error" and retry_failed:
         return None
@@ -337,14 +379,26 @@ def _thread_env(threads: int | None) -> dict:
     return env
 
 
-def run_in_child(cell: Cell, script: str, budget: float, threads: int | None) -> dict:
-    """Run ``script``'s ``compute_cell`` for ``cell`` in a child process under ``budget`` s."""
+def _payload(cell: Cell, script: str, parts_dir: Path | None) -> dict:
+    payload = {"script": script, "dataset": cell.dataset, "ranker": cell.ranker}
+    payload |= {"settings": cell.settings, "parts_dir": parts_dir and str(parts_dir)}
+    return payload | cell.payload
+
+
+def run_in_child(
+    cell: Cell, script: str, budget: float, threads: int | None, parts_dir: Path | None = None
+) -> dict:
+    """Run ``script``'s ``compute_cell`` for ``cell`` in a child process under ``budget`` s.
+
+    The child saves its finished parts in ``parts_dir`` (if given); a timed-out record
+    says how many it holds (``parts``) and how many this run added (``parts_saved``).
+    """
     base = {"protocol": cell.protocol, "dataset": cell.dataset, "ranker": cell.ranker}
     base |= {"key": cell.key, "settings": cell.settings, "budget": budget, "result": None}
+    before = count_parts(parts_dir) if parts_dir else 0
     with tempfile.TemporaryDirectory(prefix="cell_") as tmp:
         src, dst = Path(tmp) / "in.json", Path(tmp) / "out.json"
-        payload = {"script": script, "dataset": cell.dataset, "ranker": cell.ranker}
-        _write_json(src, payload | {"settings": cell.settings} | cell.payload)
+        _write_json(src, _payload(cell, script, parts_dir))
         start = time.perf_counter()
         # a session of its own: on timeout the whole group (the cell's own children too) ends
         proc = subprocess.Popen(
@@ -362,10 +416,13 @@ def run_in_child(cell: Cell, script: str, budget: float, threads: int | None) ->
             proc.communicate()
             wall = time.perf_counter() - start
             reason = f"over the budget of {budget:g} s"
+            parts = count_parts(parts_dir) if parts_dir else 0
+            if parts:
+                reason += f" ({parts} parts saved: a rerun resumes from them)"
             return (
                 base
                 | {"status": "timeout", "reason": reason, "seconds": wall}
-                | {"wall_seconds": wall}
+                | {"wall_seconds": wall, "parts": parts, "parts_saved": parts - before}
             )
         wall = time.perf_counter() - start
         if dst.is_file():
@@ -405,13 +462,12 @@ def _child_main(src: str, dst: str) -> None:
 _INLINE_SCRIPTS: dict[str, Any] = {}
 
 
-def run_inline(cell: Cell, script: str) -> dict:
+def run_inline(cell: Cell, script: str, parts_dir: Path | None = None) -> dict:
     """Run ``script``'s ``compute_cell`` for ``cell`` in this process (no time budget)."""
     module = _INLINE_SCRIPTS.get(script)
     if module is None:
         module = _INLINE_SCRIPTS[script] = _load_script(script)
-    payload = {"script": script, "dataset": cell.dataset, "ranker": cell.ranker}
-    payload |= {"settings": cell.settings} | cell.payload
+    payload = _payload(cell, script, parts_dir)
     base = {"protocol": cell.protocol, "dataset": cell.dataset, "ranker": cell.ranker}
     base |= {"key": cell.key, "settings": cell.settings, "budget": None, "result": None}
     out = _compute(module, payload)
@@ -480,32 +536,61 @@ def run_cells(
             records[i] |= {"ranker": cell.ranker, "status": "not run", "seconds": float("nan")}
             records[i] |= {"reason": "not in the cache (--cached-only)", "cached": False}
         todo = []
+    earlier = {i: _earlier_seconds(cells[i], cache_dir) for i in todo}
     bar = tqdm(total=len(cells), initial=len(records), disable=not progress, unit="cell")
+
+    def finish(i: int, record: dict) -> None:
+        record = _store(cells[i], record, cache_dir, earlier[i])
+        records[i] = record
+        bar.set_postfix_str(f"{record['dataset']}/{record['ranker']}: {record['status']}")
+        bar.update()
+
     if todo and backend == "inline":
         # in this process, one cell after another: no child start-up (~2 s of imports a
         # cell) and no time budget, for grids of many quick cells
         for i in todo:
-            record = run_inline(cells[i], script) | {"cached": False}
-            _write_json(cells[i].cache_path(cache_dir), record)
-            records[i] = record
-            bar.set_postfix_str(f"{record['dataset']}/{record['ranker']}: {record['status']}")
-            bar.update()
+            finish(i, run_inline(cells[i], script, cells[i].parts_dir(cache_dir)))
     elif todo:
         with _backend(backend, scheduler, n_jobs):
             parallel = Parallel(return_as="generator_unordered")
-            jobs = (delayed(_indexed)(i, cells[i], script, budget, threads) for i in todo)
+            jobs = (
+                delayed(_indexed)(i, cells[i], script, budget, threads, cache_dir) for i in todo
+            )
             for i, record in parallel(jobs):
-                record["cached"] = False
-                _write_json(cells[i].cache_path(cache_dir), record)
-                records[i] = record
-                bar.set_postfix_str(f"{record['dataset']}/{record['ranker']}: {record['status']}")
-                bar.update()
+                finish(i, record)
     bar.close()
     return [records[i] for i in range(len(cells))]
 
 
-def _indexed(i: int, cell: Cell, script: str, budget: float, threads) -> tuple[int, dict]:
-    return i, run_in_child(cell, script, budget, threads)
+def _earlier_seconds(cell: Cell, cache_dir: Path) -> float:
+    """The time of the earlier runs a resumed cell builds on (their saved parts), else 0."""
+    try:
+        record = json.loads(cell.cache_path(cache_dir).read_text())
+    except (OSError, json.JSONDecodeError):
+        return 0.0
+    if record.get("status") != "timeout" or not record.get("parts"):
+        return 0.0
+    return float(record.get("seconds", 0.0))  # already includes the runs before it
+
+
+def _store(cell: Cell, record: dict, cache_dir: Path, earlier: float) -> dict:
+    """Write ``record`` to the cache; a cell's seconds count every run it resumed from.
+
+    An ok cell's parts are removed: its record holds what they were for.
+    """
+    record = record | {"cached": False}
+    if earlier:
+        record |= {"seconds": record["seconds"] + earlier, "earlier_seconds": earlier}
+    _write_json(cell.cache_path(cache_dir), record)
+    if record["status"] == "ok":
+        shutil.rmtree(cell.parts_dir(cache_dir), ignore_errors=True)
+    return record
+
+
+def _indexed(
+    i: int, cell: Cell, script: str, budget: float, threads, cache_dir: Path
+) -> tuple[int, dict]:
+    return i, run_in_child(cell, script, budget, threads, cell.parts_dir(cache_dir))
 
 
 # ------------------------------------------------------------------ output

@@ -46,9 +46,11 @@ from _protocol import (
     failed_cells_markdown,
     list_datasets,
     load_dataset,
+    load_part,
     parse_sets,
     run_cells,
     run_options,
+    save_part,
     select_datasets,
     stats_markdown,
     status_table,
@@ -91,6 +93,8 @@ class _FittedOnce(BaseEstimator):
     ranking (keyed by the training rows and the seed ``topk_curve`` hands down), so the
     second variant reuses the first one's rankings and the evaluation itself stays
     ``topk_curve``'s. Clones share the memory: it is the module's, one cell per process.
+    Each ranking is also saved as a part of the cell (when the harness gives the cell a
+    parts folder), so a cell cut short resumes at its first unfinished fold.
     """
 
     def __init__(self, name: str = "variance", params: dict | None = None, random_state=None):
@@ -104,16 +108,23 @@ class _FittedOnce(BaseEstimator):
         key = (self.name, hashlib.sha1(np.ascontiguousarray(X).tobytes()).hexdigest())
         key += (json.dumps(self.params, sort_keys=True), repr(self.random_state))
         if key not in _RANKINGS:
-            est = rankers.get(self.name, **(self.params or {}))
-            # the seeding topk_curve gives a ranker whose random_state is None
-            if est.get_params().get("random_state", 0) is None:
-                est.set_params(random_state=self.random_state)
-            _RANKINGS[key] = est.fit(X, y).ranking_
+            part = "fold_" + hashlib.sha1(repr(key).encode()).hexdigest()[:16]
+            ranking = load_part(_PARTS["dir"], part)
+            if ranking is None or ranking.shape != (X.shape[1],):
+                est = rankers.get(self.name, **(self.params or {}))
+                # the seeding topk_curve gives a ranker whose random_state is None
+                if est.get_params().get("random_state", 0) is None:
+                    est.set_params(random_state=self.random_state)
+                ranking = est.fit(X, y).ranking_
+                save_part(_PARTS["dir"], part, ranking)
+            _RANKINGS[key] = ranking
         self.ranking_ = _RANKINGS[key]
         return self
 
 
 _RANKINGS: dict[tuple, np.ndarray] = {}
+#: the running cell's parts folder (set by compute_cell from its payload)
+_PARTS: dict[str, str | None] = {"dir": None}
 
 
 def compute_cell(payload: dict) -> dict:
@@ -125,6 +136,7 @@ def compute_cell(payload: dict) -> dict:
     from aggregation.evaluation.topk import geometric_grid, topk_curve
 
     s = payload["settings"]
+    _PARTS["dir"] = payload.get("parts_dir")
     X, _ = load_dataset(payload["path"])
     n = X.shape[1]
     ranker = payload["ranker"]

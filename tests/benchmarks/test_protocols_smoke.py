@@ -379,3 +379,83 @@ def test_supervised_cells_follow_the_error_curve_module_behind_the_shim():
 
     shim = Path(importlib.util.find_spec("aggregation.error_curves").origin).read_text()
     assert "from aggregation.evaluation.error_curves import" in shim
+
+
+def test_a_cell_resumes_from_the_folds_it_saved(data, monkeypatch, tmp_path):
+    import rankers
+
+    script = _script("unsupervised_protocol")
+    folder, names, _ = data
+    (d,) = [x for x in _script("_protocol").list_datasets(folder)[0] if x.name == names[0]]
+    settings = {"variants": script.VARIANTS, "folds": 3, "seed": 0, "n_random": 2, "params": {}}
+    parts = tmp_path / "cell.parts"
+    payload = {"settings": settings, "path": d.path, "ranker": "laplacian"}
+    monkeypatch.setattr(script, "_RANKINGS", {})
+    whole = script.compute_cell(payload)  # no parts folder: nothing saved
+    assert not parts.exists()
+    monkeypatch.setattr(script, "_RANKINGS", {})
+    assert script.compute_cell(payload | {"parts_dir": str(parts)}) == whole
+    saved = sorted(parts.glob("*.npy"))
+    assert len(saved) == 3 and not list(parts.glob("*.tmp"))
+
+    # cut short after two folds, and one of those two torn: the rerun fits the two
+    # missing folds only, and its numbers are the uninterrupted run's
+    saved[0].unlink()
+    saved[1].write_bytes(saved[1].read_bytes()[:40])
+    cls = rankers.get_class("laplacian")
+    fits = []
+    real_fit = cls.fit
+
+    def counting_fit(self, X, y=None):
+        fits.append(X.shape)
+        return real_fit(self, X, y)
+
+    monkeypatch.setattr(cls, "fit", counting_fit)
+    monkeypatch.setattr(script, "_RANKINGS", {})
+    assert script.compute_cell(payload | {"parts_dir": str(parts)}) == whole
+    assert len(fits) == 2 and len(list(parts.glob("*.npy"))) == 3
+
+
+_RESUMING_SCRIPT = """
+import time
+import numpy as np
+from _protocol import load_part, save_part
+
+
+def compute_cell(payload):
+    parts = payload["parts_dir"]
+    done = [i for i in range(2) if load_part(parts, f"p{i}") is not None]
+    if not done:  # the first run saves one part, then runs out of its budget
+        save_part(parts, "p0", np.arange(3))
+        time.sleep(600)
+    save_part(parts, "p1", np.arange(3) + 1)
+    return {"sum": int(sum(load_part(parts, f"p{i}").sum() for i in range(2)))}
+"""
+
+
+def test_a_timed_out_cell_that_saved_parts_resumes_on_the_next_run(proto, tmp_path):
+    script = tmp_path / "resuming.py"
+    script.write_text(_RESUMING_SCRIPT)
+    cache = tmp_path / "cache"
+    cell = proto.Cell("test", "d", "r", {"x": 1})
+    options = {"script": str(script), "cache_dir": cache, "budget": 8.0, "progress": False}
+    (first,) = proto.run_cells([cell], **options)
+    assert first["status"] == "timeout" and first["parts"] == first["parts_saved"] == 1
+    assert "1 parts saved" in first["reason"]
+    # the same budget runs it again, because it got further; it finishes from its part
+    assert proto.read_cached(cell, cache, 8.0, False) is None
+    (second,) = proto.run_cells([cell], **options)
+    assert second["status"] == "ok" and second["result"] == {"sum": 3 + 6}
+    assert second["earlier_seconds"] == pytest.approx(first["seconds"])
+    assert second["seconds"] > first["seconds"]  # the cell's time counts both runs
+    assert not cell.parts_dir(cache).exists()  # an ok cell's parts are removed
+    assert proto.read_cached(cell, cache, 8.0, False)["status"] == "ok"
+
+
+def test_a_timed_out_cell_without_new_parts_stands(proto, tmp_path):
+    cache = tmp_path / "cache"
+    cell = proto.Cell("test", "d", "r", {"x": 1})
+    record = {"status": "timeout", "budget": 5.0, "seconds": 5.0, "parts": 2, "parts_saved": 0}
+    proto._write_json(cell.cache_path(cache), record)
+    assert proto.read_cached(cell, cache, 5.0, False)["status"] == "timeout"
+    assert proto.read_cached(cell, cache, 6.0, False) is None  # a larger budget reruns it
