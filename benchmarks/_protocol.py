@@ -303,31 +303,42 @@ class Cell:
 # budget, an interrupt or the end of a session leaves them, and the next run resumes from
 # them: same inputs, same parts, so the same numbers as an uninterrupted run. The folder
 # is the cell's (its key covers the settings and the code), and is removed once the cell
-# is ok. Parts are .npy files read without pickle, so nothing read back can execute code.
-def save_part(parts_dir: str | Path | None, name: str, array: np.ndarray) -> None:
-    """Save ``array`` as part ``name`` of a cell (atomically; nothing if ``parts_dir`` is None)."""
+# is ok. Parts are .npy files read without pickle (or JSON), so nothing read back can
+# execute code. A part is counted as progress when it is an array.
+def save_part(parts_dir: str | Path | None, name: str, value: np.ndarray | dict) -> None:
+    """Save ``value`` as part ``name`` of a cell: an array as .npy, a dict as .json.
+
+    Written atomically (a reader never sees half a part); nothing if ``parts_dir`` is None.
+    """
     if parts_dir is None:
         return
-    path = Path(parts_dir) / f"{name}.npy"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{name}.tmp")
+    folder = Path(parts_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f"{name}.tmp"
+    if isinstance(value, dict):
+        tmp.write_text(json.dumps(value, default=_json_default))
+        tmp.replace(folder / f"{name}.json")
+        return
     with open(tmp, "wb") as fh:
-        np.save(fh, np.asarray(array), allow_pickle=False)
-    tmp.replace(path)
+        np.save(fh, np.asarray(value), allow_pickle=False)
+    tmp.replace(folder / f"{name}.npy")
 
 
-def load_part(parts_dir: str | Path | None, name: str) -> np.ndarray | None:
+def load_part(parts_dir: str | Path | None, name: str) -> np.ndarray | dict | None:
     """Part ``name`` saved by :func:`save_part`, or None (no folder, not saved, unreadable)."""
     if parts_dir is None:
         return None
+    folder = Path(parts_dir)
     try:
-        return np.load(Path(parts_dir) / f"{name}.npy", allow_pickle=False)
-    except (OSError, ValueError):
+        if (folder / f"{name}.json").is_file():
+            return json.loads((folder / f"{name}.json").read_text())
+        return np.load(folder / f"{name}.npy", allow_pickle=False)
+    except (OSError, ValueError):  # JSONDecodeError is a ValueError
         return None
 
 
 def count_parts(parts_dir: Path) -> int:
-    """How many parts ``parts_dir`` holds (0 if it does not exist)."""
+    """How many array parts ``parts_dir`` holds (0 if it does not exist)."""
     return len(list(parts_dir.glob("*.npy"))) if parts_dir.is_dir() else 0
 
 

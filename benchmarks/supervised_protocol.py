@@ -59,9 +59,11 @@ from _protocol import (
     failed_cells_markdown,
     list_datasets,
     load_dataset,
+    load_part,
     parse_sets,
     run_cells,
     run_options,
+    save_part,
     select_datasets,
     stats_markdown,
     status_table,
@@ -108,7 +110,11 @@ def compute_cell(payload: dict) -> dict:
         "random_state": s["seed"],
     }
     if payload["ranker"].startswith("random["):
-        part = random_curves(X, y, n_random=s["n_random"], start=s["start"], **curve_args)
+        parts_dir = payload.get("parts_dir")
+        if parts_dir is None:
+            part = random_curves(X, y, n_random=s["n_random"], start=s["start"], **curve_args)
+        else:
+            part = _random_in_parts(X, y, s["start"], s["n_random"], curve_args, parts_dir)
         columns = {c: part[c].tolist() for c in ("ranking", "i", "ffa", "rfa")}
         return {"samples": columns, "attrs": dict(part.attrs)}
     est = rankers.get(payload["ranker"], **s["params"])
@@ -120,6 +126,41 @@ def compute_cell(payload: dict) -> dict:
     curve = ffa_rfa(est.ranking_, X, y, **curve_args)
     out = {c: curve[c].tolist() for c in ("i", "ffa", "rfa", "ffa_std", "rfa_std")}
     return out | {"fit_seconds": fit_seconds}
+
+
+def _random_in_parts(X, y, start: int, n_random: int, curve_args: dict, parts_dir: str):
+    """``random_curves`` of rankings ``start .. start + n_random - 1``, one saved at a time.
+
+    Each ranking's curves are a part of the cell (madelon's take ~13 CPU min each), so a
+    cell cut short resumes at its first unscored ranking. Every ranking is drawn from the
+    same stream and scored on the same folds whatever the call it is in, so the frame is
+    the one-call frame, bit for bit (the tests check it); the only extra work is scoring
+    the set of every feature once per ranking instead of once per call.
+    """
+    from aggregation.evaluation import random_curves
+
+    blocks, attrs = [], load_part(parts_dir, "attrs")
+    for j in range(start, start + n_random):
+        values = load_part(parts_dir, f"random_{j}")
+        if not isinstance(values, np.ndarray) or values.ndim != 2 or values.shape[1] != 3:
+            one = random_curves(X, y, n_random=1, start=j, **curve_args)
+            values = one[["i", "ffa", "rfa"]].to_numpy(dtype=float)
+            if not isinstance(attrs, dict):
+                attrs = dict(one.attrs)
+                save_part(parts_dir, "attrs", attrs)
+            save_part(parts_dir, f"random_{j}", values)
+        blocks.append(values)
+    size = len(blocks[0])
+    frame = pd.DataFrame(
+        {
+            "ranking": np.repeat(np.arange(start, start + n_random), size),
+            "i": np.concatenate([b[:, 0] for b in blocks]).astype(np.int64),
+            "ffa": np.concatenate([b[:, 1] for b in blocks]),
+            "rfa": np.concatenate([b[:, 2] for b in blocks]),
+        }
+    )
+    frame.attrs.update(attrs | {"start": start, "n_random": n_random})
+    return frame
 
 
 def feasible_folds(folds: int, path: str) -> int:

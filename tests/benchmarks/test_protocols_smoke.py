@@ -459,3 +459,37 @@ def test_a_timed_out_cell_without_new_parts_stands(proto, tmp_path):
     proto._write_json(cell.cache_path(cache), record)
     assert proto.read_cached(cell, cache, 5.0, False)["status"] == "timeout"
     assert proto.read_cached(cell, cache, 6.0, False) is None  # a larger budget reruns it
+
+
+def test_a_random_part_resumes_at_its_first_unscored_ranking(data, monkeypatch, tmp_path):
+    import aggregation.evaluation as evaluation
+
+    script = _script("supervised_protocol")
+    folder, names, _ = data
+    (d,) = [x for x in _script("_protocol").list_datasets(folder)[0] if x.name == names[0]]
+    settings = {"folds": 2, "grid": "points:4", "seed": 0, "n_random": 3, "start": 2}
+    payload = {"settings": settings, "path": d.path, "ranker": "random[2:5]"}
+    whole = script.compute_cell(payload)  # one call of random_curves for the three
+    parts = tmp_path / "cell.parts"
+    # one ranking at a time, each saved: the same numbers, to the last bit
+    assert script.compute_cell(payload | {"parts_dir": str(parts)}) == whole
+    assert sorted(p.name for p in parts.iterdir()) == [
+        "attrs.json",
+        "random_2.npy",
+        "random_3.npy",
+        "random_4.npy",
+    ]
+
+    # cut short before the third, and the first torn: only those two are scored again
+    (parts / "random_4.npy").unlink()
+    (parts / "random_2.npy").write_bytes(b"\x93NUMPY")
+    calls = []
+    real = evaluation.random_curves
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs["start"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(evaluation, "random_curves", counting)
+    assert script.compute_cell(payload | {"parts_dir": str(parts)}) == whole
+    assert calls == [2, 4]
