@@ -401,12 +401,14 @@ def run_in_child(
 ) -> dict:
     """Run ``script``'s ``compute_cell`` for ``cell`` in a child process under ``budget`` s.
 
-    The child saves its finished parts in ``parts_dir`` (if given); a timed-out record
-    says how many it holds (``parts``) and how many this run added (``parts_saved``).
+    The child saves its finished parts in ``parts_dir`` (if given). Every record says how
+    many parts the run started from (``parts_at_start``); a timed-out one also how many
+    it left (``parts``) and how many of them it added (``parts_saved``).
     """
     base = {"protocol": cell.protocol, "dataset": cell.dataset, "ranker": cell.ranker}
     base |= {"key": cell.key, "settings": cell.settings, "budget": budget, "result": None}
     before = count_parts(parts_dir) if parts_dir else 0
+    base["parts_at_start"] = before
     with tempfile.TemporaryDirectory(prefix="cell_") as tmp:
         src, dst = Path(tmp) / "in.json", Path(tmp) / "out.json"
         _write_json(src, _payload(cell, script, parts_dir))
@@ -481,6 +483,7 @@ def run_inline(cell: Cell, script: str, parts_dir: Path | None = None) -> dict:
     payload = _payload(cell, script, parts_dir)
     base = {"protocol": cell.protocol, "dataset": cell.dataset, "ranker": cell.ranker}
     base |= {"key": cell.key, "settings": cell.settings, "budget": None, "result": None}
+    base["parts_at_start"] = count_parts(parts_dir) if parts_dir else 0
     out = _compute(module, payload)
     return base | out | {"wall_seconds": out["seconds"]}
 

@@ -441,11 +441,13 @@ def test_a_timed_out_cell_that_saved_parts_resumes_on_the_next_run(proto, tmp_pa
     options = {"script": str(script), "cache_dir": cache, "budget": 8.0, "progress": False}
     (first,) = proto.run_cells([cell], **options)
     assert first["status"] == "timeout" and first["parts"] == first["parts_saved"] == 1
+    assert first["parts_at_start"] == 0
     assert "1 parts saved" in first["reason"]
     # the same budget runs it again, because it got further; it finishes from its part
     assert proto.read_cached(cell, cache, 8.0, False) is None
     (second,) = proto.run_cells([cell], **options)
     assert second["status"] == "ok" and second["result"] == {"sum": 3 + 6}
+    assert second["parts_at_start"] == 1
     assert second["earlier_seconds"] == pytest.approx(first["seconds"])
     assert second["seconds"] > first["seconds"]  # the cell's time counts both runs
     assert not cell.parts_dir(cache).exists()  # an ok cell's parts are removed
