@@ -162,14 +162,17 @@ def test_both_variants_come_from_one_set_of_rankings_and_share_the_cache(data, t
     pd.testing.assert_frame_equal(frane["table"], both["variants"]["frane"]["table"])
 
 
-def test_a_cell_fits_each_ranker_once_per_fold(data, monkeypatch):
+def _first_dataset(data):
+    folder, names, _ = data
+    (d,) = [x for x in _script("_protocol").list_datasets(folder)[0] if x.name == names[0]]
+    return d
+
+
+def _count_fits(monkeypatch, name: str) -> list:
+    """The shapes every fit of ranker ``name`` sees from now on (the list grows)."""
     import rankers
 
-    script = _script("unsupervised_protocol")
-    folder, names, _ = data
-    proto = _script("_protocol")
-    (d,) = [x for x in proto.list_datasets(folder)[0] if x.name == names[0]]
-    cls = rankers.get_class("variance")
+    cls = rankers.get_class(name)
     fits = []
     real_fit = cls.fit
 
@@ -178,6 +181,13 @@ def test_a_cell_fits_each_ranker_once_per_fold(data, monkeypatch):
         return real_fit(self, X, y)
 
     monkeypatch.setattr(cls, "fit", counting_fit)
+    return fits
+
+
+def test_a_cell_fits_each_ranker_once_per_fold(data, monkeypatch):
+    script = _script("unsupervised_protocol")
+    d = _first_dataset(data)
+    fits = _count_fits(monkeypatch, "variance")
     monkeypatch.setattr(script, "_RANKINGS", {})
     settings = {"variants": script.VARIANTS, "folds": 3, "seed": 0, "n_random": 2, "params": {}}
     result = script.compute_cell({"settings": settings, "path": d.path, "ranker": "variance"})
@@ -382,11 +392,8 @@ def test_supervised_cells_follow_the_error_curve_module_behind_the_shim():
 
 
 def test_a_cell_resumes_from_the_folds_it_saved(data, monkeypatch, tmp_path):
-    import rankers
-
     script = _script("unsupervised_protocol")
-    folder, names, _ = data
-    (d,) = [x for x in _script("_protocol").list_datasets(folder)[0] if x.name == names[0]]
+    d = _first_dataset(data)
     settings = {"variants": script.VARIANTS, "folds": 3, "seed": 0, "n_random": 2, "params": {}}
     parts = tmp_path / "cell.parts"
     payload = {"settings": settings, "path": d.path, "ranker": "laplacian"}
@@ -402,15 +409,7 @@ def test_a_cell_resumes_from_the_folds_it_saved(data, monkeypatch, tmp_path):
     # missing folds only, and its numbers are the uninterrupted run's
     saved[0].unlink()
     saved[1].write_bytes(saved[1].read_bytes()[:40])
-    cls = rankers.get_class("laplacian")
-    fits = []
-    real_fit = cls.fit
-
-    def counting_fit(self, X, y=None):
-        fits.append(X.shape)
-        return real_fit(self, X, y)
-
-    monkeypatch.setattr(cls, "fit", counting_fit)
+    fits = _count_fits(monkeypatch, "laplacian")
     monkeypatch.setattr(script, "_RANKINGS", {})
     assert script.compute_cell(payload | {"parts_dir": str(parts)}) == whole
     assert len(fits) == 2 and len(list(parts.glob("*.npy"))) == 3
@@ -467,8 +466,7 @@ def test_a_random_part_resumes_at_its_first_unscored_ranking(data, monkeypatch, 
     import aggregation.evaluation as evaluation
 
     script = _script("supervised_protocol")
-    folder, names, _ = data
-    (d,) = [x for x in _script("_protocol").list_datasets(folder)[0] if x.name == names[0]]
+    d = _first_dataset(data)
     settings = {"folds": 2, "grid": "points:4", "seed": 0, "n_random": 3, "start": 2}
     payload = {"settings": settings, "path": d.path, "ranker": "random[2:5]"}
     whole = script.compute_cell(payload)  # one call of random_curves for the three
