@@ -3,7 +3,8 @@
 The papers' result tables are withheld from us, but their text says which method leads,
 which follow and which pairs differ significantly. This script reads the committed protocol
 tables, restricts each to the methods the paper compared, recomputes average ranks,
-Friedman and Nemenyi on that set, and checks every stated claim: ``agrees``, ``differs``.
+Friedman and Nemenyi on that set, and checks every stated claim: ``agrees``, ``differs``,
+or, for a claimed place that the method shares with another, ``tied with ...``.
 The random baseline is shown beside each comparison (it is not in the papers' tables).
 
 Usage::
@@ -38,15 +39,35 @@ class Study:
     higher_is_better: bool
     methods: tuple[str, ...]
     stated: str
-    claims: tuple[tuple[str, Callable[[dict], bool]], ...]
+    claims: tuple[tuple[str, Callable[[dict], bool | str]], ...]
 
 
-def _leads(method: str) -> Callable[[dict], bool]:
-    return lambda r: r["order"][0] == method
+def _place(method: str, place: int) -> Callable[[dict], bool | str]:
+    """``method`` holds ``place`` in the order (0 first, 1 second, -1 last), alone.
+
+    Average ranks are fractions (55/18 for two methods alike): a method that shares the
+    place's rank (to 9 decimals, as ``order``) is "tied with" the others there, not
+    "agrees" by the order the paper listed the methods in.
+    """
+
+    def check(r: dict) -> bool | str:
+        ranks = r["ranks"].round(9)
+        holders = [m for m in r["order"] if ranks[m] == ranks[r["order"][place]]]
+        if method not in holders:
+            return False
+        if len(holders) == 1:
+            return True
+        return "tied with " + ", ".join(m for m in holders if m != method)
+
+    return check
 
 
-def _second(method: str) -> Callable[[dict], bool]:
-    return lambda r: r["order"][1] == method
+def _leads(method: str) -> Callable[[dict], bool | str]:
+    return _place(method, 0)
+
+
+def _second(method: str) -> Callable[[dict], bool | str]:
+    return _place(method, 1)
 
 
 def _differs(a: str, b: str) -> Callable[[dict], bool]:
@@ -111,7 +132,7 @@ STUDIES = (
         (
             (
                 "random_forest has the worst average rank",
-                lambda r: r["order"][-1] == "random_forest",
+                _place("random_forest", -1),
             ),
             (
                 "relieff, info_gain and svm_rfe each differ significantly from random_forest",
@@ -132,6 +153,15 @@ STUDIES = (
         ),
     ),
 )
+
+
+def verdicts(study: Study, r: dict) -> list[str]:
+    """Each claim's verdict on :func:`compare`'s result: agrees, differs or tied with ..."""
+    out = []
+    for _, check in study.claims:
+        v = check(r)
+        out.append(v if isinstance(v, str) else ("agrees" if v else "differs"))
+    return out
 
 
 def _wins(table: pd.DataFrame, higher_is_better: bool) -> pd.Series:
@@ -205,8 +235,8 @@ def markdown(results: Path = RESULTS) -> str:
         if r["with_random"] is not None:
             lines.append(f"| random | | | {r['with_random']['random']:.2f} |")
         lines += ["", "| the paper's claim | here |", "|---|---|"]
-        for claim, check in study.claims:
-            lines.append(f"| {claim} | {'agrees' if check(r) else 'differs'} |")
+        for (claim, _), verdict in zip(study.claims, verdicts(study, r), strict=True):
+            lines.append(f"| {claim} | {verdict} |")
         groups = "; ".join("{" + ", ".join(g) + "}" for g in nem.groups)
         lines += ["", f"Groups not significantly different: {groups}."]
     return "\n".join(lines) + "\n"
