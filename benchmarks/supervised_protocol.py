@@ -128,39 +128,59 @@ def compute_cell(payload: dict) -> dict:
     return out | {"fit_seconds": fit_seconds}
 
 
-def _random_in_parts(X, y, start: int, n_random: int, curve_args: dict, parts_dir: str):
-    """``random_curves`` of rankings ``start .. start + n_random - 1``, one saved at a time.
+#: a random ranking scored faster than this (s) is cheap: the cell's others share one call
+QUICK_RANKING = 60.0
 
-    Each ranking's curves are a part of the cell (madelon's take ~13 CPU min each), so a
-    cell cut short resumes at its first unscored ranking. Every ranking is drawn from the
-    same stream and scored on the same folds whatever the call it is in, so the frame is
-    the one-call frame, bit for bit (the tests check it); the only extra work is scoring
-    the set of every feature once per ranking instead of once per call.
+
+def _random_in_parts(X, y, start: int, n_random: int, curve_args: dict, parts_dir: str):
+    """``random_curves`` of rankings ``start .. start + n_random - 1``, each saved as a part.
+
+    Each ranking's curves are a part of the cell, so a cell cut short resumes at its
+    first unscored ranking. The first missing ranking is scored alone; if it took more
+    than ``QUICK_RANKING`` seconds (madelon's take ~13 CPU min), so do the others, one
+    call and one saved part each; if less, the others go in one call (a call scores the
+    set of every feature once, which a quick ranking's call would pay again and again).
+    Every ranking is drawn from the same stream and scored on the same folds whatever
+    the call it is in, so the frame is the one-call frame, bit for bit (the tests check
+    it).
     """
     from aggregation.evaluation import random_curves
 
-    blocks, attrs = [], load_part(parts_dir, "attrs")
-    for j in range(start, start + n_random):
-        values = load_part(parts_dir, f"random_{j}")
-        if not isinstance(values, np.ndarray) or values.ndim != 2 or values.shape[1] != 3:
-            one = random_curves(X, y, n_random=1, start=j, **curve_args)
-            values = one[["i", "ffa", "rfa"]].to_numpy(dtype=float)
-            if not isinstance(attrs, dict):
-                attrs = dict(one.attrs)
-                save_part(parts_dir, "attrs", attrs)
-            save_part(parts_dir, f"random_{j}", values)
-        blocks.append(values)
-    size = len(blocks[0])
+    stop = start + n_random
+    blocks = {j: load_part(parts_dir, f"random_{j}") for j in range(start, stop)}
+    missing = [j for j, v in blocks.items() if not _is_curve_part(v)]
+    attrs = load_part(parts_dir, "attrs")
+    quick = False
+    while missing:
+        first = missing[0]
+        count = 1  # alone, until a ranking has proved quick; then the run of missing ones
+        while quick and first + count in missing:
+            count += 1
+        tic = time.perf_counter()
+        part = random_curves(X, y, n_random=count, start=first, **curve_args)
+        quick = time.perf_counter() - tic < QUICK_RANKING * count
+        if not isinstance(attrs, dict):
+            attrs = dict(part.attrs)
+            save_part(parts_dir, "attrs", attrs)
+        for j, rows in part.groupby("ranking", sort=True):
+            blocks[int(j)] = rows[["i", "ffa", "rfa"]].to_numpy(dtype=float)
+            save_part(parts_dir, f"random_{int(j)}", blocks[int(j)])
+        missing = missing[count:]
+    ordered = [blocks[j] for j in range(start, stop)]
     frame = pd.DataFrame(
         {
-            "ranking": np.repeat(np.arange(start, start + n_random), size),
-            "i": np.concatenate([b[:, 0] for b in blocks]).astype(np.int64),
-            "ffa": np.concatenate([b[:, 1] for b in blocks]),
-            "rfa": np.concatenate([b[:, 2] for b in blocks]),
+            "ranking": np.repeat(np.arange(start, stop), len(ordered[0])),
+            "i": np.concatenate([b[:, 0] for b in ordered]).astype(np.int64),
+            "ffa": np.concatenate([b[:, 1] for b in ordered]),
+            "rfa": np.concatenate([b[:, 2] for b in ordered]),
         }
     )
     frame.attrs.update(attrs | {"start": start, "n_random": n_random})
     return frame
+
+
+def _is_curve_part(value) -> bool:
+    return isinstance(value, np.ndarray) and value.ndim == 2 and value.shape[1] == 3
 
 
 def feasible_folds(folds: int, path: str) -> int:

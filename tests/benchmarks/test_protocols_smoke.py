@@ -462,34 +462,37 @@ def test_a_timed_out_cell_without_new_parts_stands(proto, tmp_path):
     assert proto.read_cached(cell, cache, 6.0, False) is None  # a larger budget reruns it
 
 
-def test_a_random_part_resumes_at_its_first_unscored_ranking(data, monkeypatch, tmp_path):
+@pytest.mark.parametrize("quick", [60.0, 0.0])
+def test_a_random_part_resumes_at_its_first_unscored_ranking(data, monkeypatch, tmp_path, quick):
     import aggregation.evaluation as evaluation
 
     script = _script("supervised_protocol")
     d = _first_dataset(data)
-    settings = {"folds": 2, "grid": "points:4", "seed": 0, "n_random": 3, "start": 2}
-    payload = {"settings": settings, "path": d.path, "ranker": "random[2:5]"}
-    whole = script.compute_cell(payload)  # one call of random_curves for the three
-    parts = tmp_path / "cell.parts"
-    # one ranking at a time, each saved: the same numbers, to the last bit
-    assert script.compute_cell(payload | {"parts_dir": str(parts)}) == whole
-    assert sorted(p.name for p in parts.iterdir()) == [
-        "attrs.json",
-        "random_2.npy",
-        "random_3.npy",
-        "random_4.npy",
-    ]
-
-    # cut short before the third, and the first torn: only those two are scored again
-    (parts / "random_4.npy").unlink()
-    (parts / "random_2.npy").write_bytes(b"\x93NUMPY")
+    settings = {"folds": 2, "grid": "points:4", "seed": 0, "n_random": 4, "start": 2}
+    payload = {"settings": settings, "path": d.path, "ranker": "random[2:6]"}
+    whole = script.compute_cell(payload)  # one call of random_curves for the four
     calls = []
     real = evaluation.random_curves
 
     def counting(*args, **kwargs):
-        calls.append(kwargs["start"])
+        calls.append((kwargs["start"], kwargs["n_random"]))
         return real(*args, **kwargs)
 
     monkeypatch.setattr(evaluation, "random_curves", counting)
+    # a ranking scored in under QUICK_RANKING s is cheap: the others share one call;
+    # slower ones (quick = 0 here) go one call each
+    monkeypatch.setattr(script, "QUICK_RANKING", quick)
+    parts = tmp_path / "cell.parts"
+    # each ranking saved as a part: the same numbers, to the last bit
     assert script.compute_cell(payload | {"parts_dir": str(parts)}) == whole
-    assert calls == [2, 4]
+    assert calls == ([(2, 1), (3, 3)] if quick else [(2, 1), (3, 1), (4, 1), (5, 1)])
+    names = ["attrs.json", "random_2.npy", "random_3.npy", "random_4.npy", "random_5.npy"]
+    assert sorted(p.name for p in parts.iterdir()) == names
+
+    # cut short before the last two, and the first torn: only those three are scored again
+    (parts / "random_4.npy").unlink()
+    (parts / "random_5.npy").unlink()
+    (parts / "random_2.npy").write_bytes(b"\x93NUMPY")
+    calls.clear()
+    assert script.compute_cell(payload | {"parts_dir": str(parts)}) == whole
+    assert calls == ([(2, 1), (4, 2)] if quick else [(2, 1), (4, 1), (5, 1)])
