@@ -313,12 +313,11 @@ def save_part(parts_dir: str | Path | None, name: str, value: np.ndarray | dict)
     if parts_dir is None:
         return
     folder = Path(parts_dir)
+    if isinstance(value, dict):
+        _write_json(folder / f"{name}.json", value)
+        return
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f"{name}.tmp"
-    if isinstance(value, dict):
-        tmp.write_text(json.dumps(value, default=_json_default))
-        tmp.replace(folder / f"{name}.json")
-        return
     with open(tmp, "wb") as fh:
         np.save(fh, np.asarray(value), allow_pickle=False)
     tmp.replace(folder / f"{name}.npy")

@@ -27,6 +27,7 @@ from aggregation import stats
 
 RESULTS = Path(__file__).resolve().parent / "results"
 WIN_RTOL = 1e-9  # values this close (relative) to the best share the win
+RANK_ATOL = 1e-9  # average ranks this close share a place (they are fractions k / N)
 
 
 @dataclass(frozen=True)
@@ -45,14 +46,15 @@ class Study:
 def _place(method: str, place: int) -> Callable[[dict], bool | str]:
     """``method`` holds ``place`` in the order (0 first, 1 second, -1 last), alone.
 
-    Average ranks are fractions (55/18 for two methods alike): a method that shares the
-    place's rank (to 9 decimals, as ``order``) is "tied with" the others there, not
-    "agrees" by the order the paper listed the methods in.
+    Average ranks are fractions (55/18 for two methods alike): a method whose rank is
+    within ``RANK_ATOL`` of the place's is "tied with" the others there, not "agrees" by
+    the order the paper listed the methods in.
     """
 
     def check(r: dict) -> bool | str:
-        ranks = r["ranks"].round(9)
-        holders = [m for m in r["order"] if ranks[m] == ranks[r["order"][place]]]
+        ranks = r["ranks"]
+        target = ranks[r["order"][place]]
+        holders = [m for m in r["order"] if abs(ranks[m] - target) <= RANK_ATOL]
         if method not in holders:
             return False
         if len(holders) == 1:

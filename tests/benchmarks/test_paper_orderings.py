@@ -85,3 +85,8 @@ def test_a_shared_place_is_a_tie_not_an_agreement(tmp_path, rng):
     assert lead == "tied with agnos_s"
     assert second == "differs"  # urelief is third here
     assert "| genie3 has the best average rank | tied with agnos_s |" in po.markdown(tmp_path)
+    # ranks a few ulps apart (summed in another order elsewhere) still share the place
+    for ulps in (-3, 3):
+        nudged = r | {"ranks": r["ranks"].copy()}
+        nudged["ranks"]["agnos_s"] = 1.5 + ulps * np.spacing(1.5)
+        assert po.verdicts(study, nudged)[0] == "tied with agnos_s"
