@@ -608,8 +608,11 @@ def _indexed(
 
 # ------------------------------------------------------------------ output
 def status_table(records: Iterable[dict]) -> pd.DataFrame:
-    """One row per cell: data set, ranker, status, reason, seconds, cached."""
+    """One row per cell: data set, ranker, status, reason, seconds, cached, and for a
+    cell resumed from saved parts, how many it started from and the seconds of the
+    earlier timed-out runs its ``seconds`` include."""
     cols = ["dataset", "ranker", "status", "reason", "seconds", "cached"]
+    cols += ["parts_at_start", "earlier_seconds"]
     return pd.DataFrame([{c: r.get(c) for c in cols} for r in records], columns=cols)
 
 
@@ -729,7 +732,29 @@ def timing_markdown(status: pd.DataFrame) -> list[str]:
         "",
         to_markdown(per.round({"seconds": 1, "median": 2, "largest cell": 1, "share": 3})),
         "",
+        *_resumed_markdown(done),
     ]
+
+
+def _resumed_markdown(done: pd.DataFrame) -> list[str]:
+    """The cells that resumed from saved parts, and what their seconds then cover."""
+    if "parts_at_start" not in done:
+        return []
+    parts = pd.to_numeric(done["parts_at_start"], errors="coerce").fillna(0)
+    earlier = pd.to_numeric(done["earlier_seconds"], errors="coerce")
+    resumed = done[parts > 0]
+    if resumed.empty:
+        return []
+    named = []
+    for i, r in resumed.iterrows():
+        what = f"{r.dataset}/{r.ranker} from {int(parts[i])} parts: "
+        if np.isnan(earlier[i]):
+            # the run that saved them was stopped with its parent and wrote no record
+            what += "its seconds are the last run's only (the run that saved them left no record)"
+        else:
+            what += f"its seconds include {earlier[i]:,.0f} s of earlier timed-out runs"
+        named.append(what)
+    return [f"Resumed from saved parts ({len(named)}): " + "; ".join(named) + ".", ""]
 
 
 def failed_cells_markdown(status: pd.DataFrame) -> list[str]:

@@ -451,6 +451,20 @@ def test_a_timed_out_cell_that_saved_parts_resumes_on_the_next_run(proto, tmp_pa
     assert second["seconds"] > first["seconds"]  # the cell's time counts both runs
     assert not cell.parts_dir(cache).exists()  # an ok cell's parts are removed
     assert proto.read_cached(cell, cache, 8.0, False)["status"] == "ok"
+    text = "\n".join(proto.timing_markdown(proto.status_table([second | {"dataset": "d"}])))
+    assert f"d/r from 1 parts: its seconds include {first['seconds']:,.0f} s" in text
+
+
+def test_the_timing_names_a_cell_resumed_from_a_run_that_left_no_record(proto):
+    # parts saved by a run stopped with its parent: no timed-out record, no earlier seconds
+    records = [
+        {"dataset": "d", "ranker": "a", "status": "ok", "seconds": 5.0, "parts_at_start": 6},
+        {"dataset": "d", "ranker": "b", "status": "ok", "seconds": 7.0, "parts_at_start": 0},
+    ]
+    text = "\n".join(proto.timing_markdown(proto.status_table(records)))
+    assert "saved parts (1): d/a from 6 parts: its seconds are the last run's only" in text
+    assert "d/b from" not in text
+    assert "Resumed" not in "\n".join(proto.timing_markdown(proto.status_table(records[1:])))
 
 
 def test_a_timed_out_cell_without_new_parts_stands(proto, tmp_path):
