@@ -738,8 +738,6 @@ def timing_markdown(status: pd.DataFrame) -> list[str]:
 
 def _resumed_markdown(done: pd.DataFrame) -> list[str]:
     """The cells that resumed from saved parts, and what their seconds then cover."""
-    if "parts_at_start" not in done:
-        return []
     parts = pd.to_numeric(done["parts_at_start"], errors="coerce").fillna(0)
     earlier = pd.to_numeric(done["earlier_seconds"], errors="coerce")
     resumed = done[parts > 0]
@@ -749,7 +747,6 @@ def _resumed_markdown(done: pd.DataFrame) -> list[str]:
     for i, r in resumed.iterrows():
         what = f"{r.dataset}/{r.ranker} from {int(parts[i])} parts: "
         if np.isnan(earlier[i]):
-            # the run that saved them was stopped with its parent and wrote no record
             what += "its seconds are the last run's only (the run that saved them left no record)"
         else:
             what += f"its seconds include {earlier[i]:,.0f} s of earlier timed-out runs"

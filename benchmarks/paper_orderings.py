@@ -184,7 +184,11 @@ def compare(study: Study, results: Path = RESULTS) -> dict | None:
     fried = stats.friedman(table, higher_is_better=study.higher_is_better)
     nem = stats.nemenyi(table, higher_is_better=study.higher_is_better)
     ranks = fried.avg_ranks
-    order = sorted(ranks.index, key=lambda m: (round(float(ranks[m]), 9), study.methods.index(m)))
+    # a data set's ranks are multiples of 1/2 (a tie shares the mean of its places), so
+    # the average ranks are exact multiples of 1 / (2N): sort by that count, with no
+    # rounding boundary for two equal ranks summed in different orders to straddle
+    half_steps = (ranks * 2 * len(table)).round()
+    order = sorted(ranks.index, key=lambda m: (half_steps[m], study.methods.index(m)))
     with_random = None
     if "random" in full.columns:
         both = full[[*study.methods, "random"]].dropna()
