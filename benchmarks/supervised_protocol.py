@@ -310,7 +310,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", help="names (default: every one present)")
     parser.add_argument("--smallest", type=int, help="only the N smallest (n_samples*n_features)")
-    parser.add_argument("--rankers", nargs="+", default=list(RANKERS))
+    parser.add_argument(
+        "--rankers", nargs="*", default=list(RANKERS), help="none: the random parts only"
+    )
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--grid", default="points:32", help="every | geometric | step:S | points:N")
     parser.add_argument(
