@@ -258,6 +258,23 @@ def test_supervised_protocol_end_to_end(data, tmp_path):
         np.testing.assert_allclose(rand[column], expected[column], rtol=1e-15, atol=0)
 
 
+def test_supervised_random_parts_alone_then_with_the_rankers(data, tmp_path):
+    """``--rankers`` with no names runs the random parts only; a later run reuses them."""
+    script = _script("supervised_protocol")
+    argv = [*_common(data, tmp_path), "--grid", "geometric", "--n-random", "2"]
+    argv += ["--random-part", "1", "--out", str(tmp_path / "out")]
+    alone = script.main([*argv, "--rankers"])
+    status = alone["status"]
+    assert sorted(status["ranker"]) == sorted(["random[0:1]", "random[1:2]"] * 2)
+    assert (status["status"] == "ok").all()
+    assert alone["table"].shape[1] == 0  # nothing to compare, and no error for it
+
+    both = script.main([*argv, "--rankers", "info_gain"])["status"]
+    parts = both[both["ranker"].str.startswith("random[")]
+    assert len(parts) == 4 and parts["cached"].all()  # scored once, in the first run
+    assert not both.loc[both["ranker"] == "info_gain", "cached"].any()
+
+
 def test_speed_suite_small_shape(tmp_path):
     script = _script("speed_suite")
     out = tmp_path / "out"
