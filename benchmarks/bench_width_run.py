@@ -4,8 +4,9 @@ The script writes a seeded gene-expression-like table (``make_planted("clusters"
 sample groups that differ in 1% of the genes, Gaussian noise elsewhere, shifted to a
 positive log-expression scale; a ``target`` column holds the group) as CSV and a config
 modelled on ``examples/config.toml``: its five classic rankers (variance, laplacian,
-info_gain, chi2, random_forest), the same aggregation and evaluation (10-fold top-k 1NN
-curves, error curves, clustering, statistics), without the NSGA-II weighting. It then runs
+info_gain, chi2, random_forest; ``--rankers`` names others, each with its defaults, e.g.
+five unsupervised ones), the same aggregation and evaluation (10-fold top-k 1NN curves,
+error curves, clustering, statistics), without the NSGA-II weighting. It then runs
 ``python -m moweights run -v CONFIG`` in a child process, under ``/usr/bin/time -v`` when
 that exists, and reports the wall and CPU time, the peak resident set, whether progress
 was shown and the run's slowest steps (from its verbose log).
@@ -15,6 +16,7 @@ Goal (issue 17): at most 10 minutes and 6 GB.
 Examples::
 
     python benchmarks/bench_width_run.py --features 2000            # a quick look
+    python benchmarks/bench_width_run.py --rankers variance laplacian spec mcfs frane
     python benchmarks/bench_width_run.py \\
         --out benchmarks/results/width/config_run_20000.md
 """
@@ -37,18 +39,14 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
-CONFIG = """\
-# issue 17: examples/config.toml's five classic rankers at omics width (no NSGA-II)
-[data]
-path = "{data}"
-target = "target"
-
+#: examples/config.toml's five classic rankers, with its parameters
+CLASSIC = """\
 [[rankers]]
 name = "variance"
 
 [[rankers]]
 name = "laplacian"
-params = {{ n_neighbors = 5 }}
+params = { n_neighbors = 5 }
 
 [[rankers]]
 name = "info_gain"
@@ -58,8 +56,16 @@ name = "chi2"
 
 [[rankers]]
 name = "random_forest"
-params = {{ n_estimators = 100 }}
+params = { n_estimators = 100 }
+"""
 
+CONFIG = """\
+# issue 17: {what} at omics width (no NSGA-II)
+[data]
+path = "{data}"
+target = "target"
+
+{rankers}
 [aggregation]
 methods = ["mean_rank", "borda", "generic"]
 tolerance = 0.4
@@ -88,6 +94,16 @@ dir = "{out}"
 random_state = 0
 n_jobs = 1
 """
+
+
+def config_text(data: Path, out: Path, rankers: list[str] | None) -> str:
+    """The run's TOML: the classic five, or ``rankers`` with their defaults."""
+    if rankers is None:
+        what, blocks = "examples/config.toml's five classic rankers", CLASSIC
+    else:
+        what = ", ".join(rankers)
+        blocks = "\n".join(f'[[rankers]]\nname = "{name}"\n' for name in rankers)
+    return CONFIG.format(what=what, data=data.as_posix(), rankers=blocks, out=out.as_posix())
 
 
 def write_data(path: Path, m: int, n: int, seed: int = 0) -> None:
@@ -143,6 +159,12 @@ def main(argv=None) -> None:
     parser.add_argument("--workdir", type=Path, help="where data, config and results go")
     parser.add_argument("--timeout", type=float, default=1800.0, help="wall seconds")
     parser.add_argument("--out", type=Path, help="write the report (markdown) here")
+    parser.add_argument(
+        "--rankers",
+        nargs="+",
+        help="registered names, each with its defaults (default: "
+        "examples/config.toml's five classic rankers)",
+    )
     args = parser.parse_args(argv)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="moweights_width_"))
     work.mkdir(parents=True, exist_ok=True)
@@ -150,7 +172,7 @@ def main(argv=None) -> None:
     start = time.monotonic()
     write_data(data, args.samples, args.features)
     print(f"data {args.samples} x {args.features}: {data} ({time.monotonic() - start:.0f} s)")
-    config.write_text(CONFIG.format(data=data.as_posix(), out=(work / "results").as_posix()))
+    config.write_text(config_text(data, work / "results", args.rankers))
     load = ", ".join(f"{v:.2f}" for v in os.getloadavg())
     result = run(config, work / "run.log", args.timeout)
     bars = progress_lines(result["log"])
