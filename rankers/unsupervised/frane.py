@@ -164,7 +164,7 @@ class FRANeRanker(BaseRanker):
     maps.
 
     **Scale.** Time and memory grow faster than the features (measured at 200 samples
-    from 500 to 20,000 features: time ~ n^1.7, memory ~ n^1.3; 24 CPU s and 2.2 GB at
+    from 500 to 20,000 features: time ~ n^1.8, memory ~ n^1.3; 14 CPU s and 2.2 GB at
     20,000, ``benchmarks/results/width/bench_width.md``) because the method requires it:
     its graphs are over all n(n - 1)/2 feature pairs, whose dissimilarities are computed
     and sorted once. The samples enter only the correlations (linear). Bounded by the
