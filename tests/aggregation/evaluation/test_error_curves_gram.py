@@ -18,7 +18,20 @@ def test_default_model_gives_the_curves_of_the_pipeline_it_stands_for(n_classes)
     fast = ffa_rfa(order, X, y, cv=5, grid="every", random_state=0)
     # default_estimator() passed explicitly is fitted as given: libsvm's own poly kernel
     plain = ffa_rfa(order, X, y, estimator=default_estimator(), cv=5, grid="every", random_state=0)
-    np.testing.assert_allclose(fast.to_numpy(), plain.to_numpy(), rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(fast["i"], plain["i"])
+    # The two kernels differ in rounding only, but libsvm's solver stops at its tolerance
+    # (1e-3), so a test sample that close to the boundary may fall on either side: on
+    # some BLAS kernels (OpenBLAS's Prescott here) one prediction of one fold flips. A
+    # point of the curve is the mean accuracy over 5 folds of 18, so one flipped
+    # prediction moves it by 1/90; anything more, or flips at many points, is an error.
+    for column in ("ffa", "rfa"):
+        diff = np.abs(fast[column].to_numpy() - plain[column].to_numpy())
+        assert diff.max() <= 1 / len(y) + 1e-12, column
+        assert np.mean(diff > 1e-12) <= 0.05, column
+        same = diff <= 1e-12  # where no prediction flipped, the spread is the same too
+        np.testing.assert_allclose(
+            fast[f"{column}_std"][same], plain[f"{column}_std"][same], rtol=0, atol=1e-12
+        )
 
 
 @pytest.mark.parametrize("n_classes", [2, 4])
