@@ -25,7 +25,7 @@ def test_mcfs_floor_row_bounds_what_an_implementation_can_gain(bench_script):
     assert floor["peer CPU s"] == ours["peer CPU s"]  # the same peer timing, one ratio each
     assert floor["speed-up"] == pytest.approx(floor["peer CPU s"] / floor["ours CPU s"])
     assert floor["ours CPU s"] > 0 and math.isnan(floor["rho"])
-    assert ours["rho"] == pytest.approx(1.0)
+    assert ours["rho"] > 0.99  # the peer fed the same graph ranks alike
 
 
 def test_config_run_takes_the_classic_five_or_the_rankers_named(bench_script):
