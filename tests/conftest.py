@@ -10,10 +10,31 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, settings
 
 from aggregation.federated.local import free_port, stop_process_groups
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+# ---------------------------------------------------------------- hypothesis
+# One profile for the whole suite. No deadline: a first example that takes 1.5 s on a busy
+# laptop (imports, BLAS warm-up, a neighbour's process) is not a failure, and hypothesis's
+# default 200 ms made the suite fail under load (issue 34). Nor its health check on slow
+# data generation, which measures wall time too. A bounded number of examples; a test asks
+# for more or fewer with @settings(max_examples=...) only, never with its own deadline.
+# In CI (the CI variable set, as ci-local and most CI services do) the examples are
+# derandomised, so every run of a commit tries the same ones, and no example database is
+# written. `pytest --hypothesis-profile=NAME` still picks another profile.
+settings.register_profile(
+    "default",
+    deadline=None,
+    max_examples=50,
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+)
+settings.register_profile("ci", settings.get_profile("default"), derandomize=True, database=None)
+IN_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+settings.load_profile("ci" if IN_CI else "default")
 
 
 @pytest.fixture

@@ -254,7 +254,7 @@ def _direct_ranks(inputs):
 
 
 @pytest.mark.parametrize("combine", ["mean_rank", "median_rank", "borda"])
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(inputs=_inputs(), rnd=st.randoms(use_true_random=False))
 def test_rank_combinations_are_equivariant_under_feature_permutation(combine, inputs, rnd):
     func = {"mean_rank": mean_rank, "median_rank": median_rank, "borda": borda}[combine]
@@ -378,7 +378,7 @@ def test_borda_hand_example():
     assert out.order == ["c", "a", "b"]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(_inputs())
 def test_borda_is_mean_rank_rescaled(inputs):
     b, m = borda(inputs), mean_rank(inputs)
@@ -405,7 +405,7 @@ def test_weighted_mean_rank_site_sizes():
     assert tie.order == ["a", "b", "c"]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(_inputs(), st.floats(1e-3, 1e6))
 def test_weighted_mean_rank_with_equal_weights_is_mean_rank(inputs, w):
     out = weighted_mean_rank(inputs, weights=[w] * len(inputs))
@@ -414,7 +414,7 @@ def test_weighted_mean_rank_with_equal_weights_is_mean_rank(inputs, w):
     assert out.scores.tolist() == ref.scores.tolist()
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(_inputs(), st.data())
 def test_weighted_mean_rank_with_one_weight_is_that_input(inputs, data):
     k = data.draw(st.integers(0, len(inputs) - 1))
@@ -429,7 +429,7 @@ def test_weighted_mean_rank_with_one_weight_is_that_input(inputs, data):
     assert out.order == expected
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(_inputs(), st.data())
 def test_weighted_mean_rank_matches_a_direct_weighted_average(inputs, data):
     weights = data.draw(
@@ -475,7 +475,7 @@ def test_tied_scores_stay_in_one_block():
     assert generic([a]) == GenericRanking.from_ranking(a)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 6), q=st.integers(2, 5))
 def test_weighted_mean_rank_ties_are_exact_ties(seed, n, q):
     # fractional weights: means equal in exact arithmetic differ in their last bits when

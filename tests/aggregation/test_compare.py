@@ -104,7 +104,7 @@ def test_s_measure_normalized_in_unit_interval(perms):
 # ------------------------------------------------------------ rank correlations
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(score_pairs)
 def test_spearman_and_kendall_equal_scipy(data):
     a, b, perm = data
@@ -138,7 +138,7 @@ def test_footrule_hand_examples():
     assert footrule(_order(["x"]), _order(["x"]), normalized=True) == 0.0
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(score_pairs)
 def test_kendall_distance_equals_pairs_loop(data):
     a, b, perm = data
@@ -227,7 +227,7 @@ def test_rbo_hand_example():
     assert rbo(a, a) == pytest.approx(1.0)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     st.integers(1, 12).flatmap(lambda n: st.tuples(st.permutations(range(n)), st.just(n))),
     st.floats(0.05, 0.95),

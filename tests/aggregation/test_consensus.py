@@ -139,7 +139,7 @@ def _direct_vote(inputs):
     return rows, order
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(_inputs())
 def test_vote_matches_a_direct_count(inputs):
     rows, order = _direct_vote(inputs)
@@ -193,7 +193,7 @@ def _brute_force(inputs):
     return [names[k] for k in perms[np.argmin(cost)]], cost.min()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(_inputs(max_n=7))
 def test_kemeny_equals_brute_force(inputs):
     order, best = _brute_force(inputs)
@@ -222,7 +222,7 @@ def _noisy_copies(draw):
     return inputs
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(_noisy_copies())
 def test_kemeny_is_no_farther_than_any_input(inputs):
     out = kemeny(inputs)
@@ -231,7 +231,7 @@ def test_kemeny_is_no_farther_than_any_input(inputs):
     assert total <= _kendall_sum(mean_rank(inputs).order, inputs)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(st.integers(1, 30), st.integers(1, 4), st.randoms(use_true_random=False))
 def test_kemeny_of_identical_inputs_is_that_ranking(n, q, rnd):
     names = [f"f{i}" for i in range(n)]

@@ -58,7 +58,7 @@ def test_paper_examples_at_the_strictest_setting():
     assert str(tolerant_generic(_orders("2413", "2413", "2413"))) == "{2} > {4} > {1} > {3}"
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 9), q=st.integers(1, 6))
 def test_zero_tolerance_is_the_generic_ranking(seed, n, q):
     inputs = _random_inputs(seed, n, q)
@@ -66,7 +66,7 @@ def test_zero_tolerance_is_the_generic_ranking(seed, n, q):
 
 
 # ------------------------------------------------------------- properties
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(
     seed=st.integers(0, 2**32 - 1),
     n=st.integers(2, 9),
@@ -87,7 +87,7 @@ def test_more_tolerance_never_gives_fewer_blocks(seed, n, q, a, b):
     assert cuts(coarse) <= cuts(fine)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 9), q=st.integers(2, 8),
        tolerance=st.floats(0, 0.49))  # fmt: skip
 def test_relabelling_features_permutes_the_result(seed, n, q, tolerance):

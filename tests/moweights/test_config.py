@@ -312,9 +312,7 @@ def _assert_clean_usage_error(path: Path, capsys) -> str:
     return err
 
 
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(_keys()), _SCALARS)
 def test_wrong_types_give_a_clean_error_and_exit_2(tmp_path, capsys, where, value):
     path_keys, key = where
@@ -336,9 +334,7 @@ def test_wrong_types_give_a_clean_error_and_exit_2(tmp_path, capsys, where, valu
     assert f".{path_keys[-1]}: invalid value" in err  # the problem names its key
 
 
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(alphabet='[]="{}.,# \nabc01', min_size=1, max_size=40), st.integers(0, 60))
 def test_broken_toml_gives_a_clean_error_and_exit_2(tmp_path, capsys, junk, at):
     good = _toml(_BASE)

@@ -90,7 +90,7 @@ def _loop_criteria(X, y, w):
     return np.array([c1, c2, c3, c4])
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(seed=st.integers(0, 10_000), m=st.integers(4, 12), n=st.integers(1, 5))
 def test_vectorised_population_equals_per_individual(seed, m, n):
     rng = np.random.default_rng(seed)

@@ -125,7 +125,7 @@ def test_prepared_table_ranks():
     assert len(est.scores_) == out.X.shape[1]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(
     st.lists(st.one_of(st.none(), st.sampled_from(["x", "y", "z"])), min_size=3, max_size=12),
     st.sampled_from(MISSING[1:]),

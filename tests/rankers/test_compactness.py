@@ -73,7 +73,7 @@ def test_without_scaling_the_units_matter():
     assert not np.allclose(raw.statistic_, CompactnessRanker().fit(X).statistic_)
 
 
-@settings(deadline=None, max_examples=20)
+@settings(max_examples=20)
 @given(
     seed=st.integers(0, 2**16),
     scale_exp=st.lists(st.integers(-8, 8), min_size=4, max_size=4),
@@ -89,7 +89,7 @@ def test_positive_affine_map_of_a_feature_leaves_scores_unchanged(seed, scale_ex
     np.testing.assert_array_equal(a, b)
 
 
-@settings(deadline=None, max_examples=15)
+@settings(max_examples=15)
 @given(seed=st.integers(0, 2**16), perm_seed=st.integers(0, 2**16))
 def test_permuting_features_permutes_scores(seed, perm_seed):
     X = np.random.default_rng(seed).normal(size=(25, 5))

@@ -117,7 +117,7 @@ def test_near_ties_are_ordered_exactly():
     )
 
 
-@settings(deadline=None, max_examples=40)
+@settings(max_examples=40)
 @given(
     rows=st.integers(1, 3),
     n=st.integers(2, 400),
@@ -132,7 +132,7 @@ def test_sorted_rows_is_an_exact_stable_sort(rows, n, seed, eps):
     np.testing.assert_array_equal(out, np.sort(d, axis=1))
 
 
-@settings(deadline=None, max_examples=20)
+@settings(max_examples=20)
 @given(
     seed=st.integers(0, 2**16),
     scale_exp=st.lists(st.integers(-8, 8), min_size=4, max_size=4),
@@ -161,7 +161,7 @@ def test_run_repair_by_local_steps_or_binary_search(monkeypatch, steps):
         np.testing.assert_array_equal(out, np.sort(d, axis=1))
 
 
-@settings(deadline=None, max_examples=15)
+@settings(max_examples=15)
 @given(seed=st.integers(0, 2**16), perm_seed=st.integers(0, 2**16))
 def test_permuting_features_permutes_scores(seed, perm_seed):
     X = np.random.default_rng(seed).normal(size=(25, 5))

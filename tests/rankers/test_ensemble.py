@@ -276,7 +276,7 @@ def test_same_seed_same_scores_whatever_n_jobs(Ranker):
     assert not np.array_equal(a.scores_, d.scores_)
 
 
-@settings(deadline=None, max_examples=10)
+@settings(max_examples=10)
 @given(seed=st.integers(0, 2**16), perm_seed=st.integers(0, 2**16))
 def test_permuting_features_permutes_scores(seed, perm_seed):
     # Exact where the trees do not depend on the column order: every feature is a
@@ -293,7 +293,7 @@ def test_permuting_features_permutes_scores(seed, perm_seed):
         np.testing.assert_allclose(b, a[perm], rtol=1e-9, atol=1e-12)
 
 
-@settings(deadline=None, max_examples=10)
+@settings(max_examples=10)
 @given(power=st.integers(-40, 40), column=st.integers(0, 13))
 def test_scaling_a_feature_by_a_power_of_two_changes_nothing(power, column):
     # the trees split on z-scores, which a power-of-two scale leaves bit for bit equal;

@@ -85,7 +85,7 @@ def test_permutation_importance_matches_sklearn(classification):
     assert est.ranking_[0] == 1
 
 
-@settings(deadline=None, max_examples=8)
+@settings(max_examples=8)
 @given(seed=st.integers(0, 2**16), perm_seed=st.integers(0, 2**16))
 def test_permuting_features_permutes_scores(seed, perm_seed):
     # Exact only where the forest does not depend on the column order: every feature is
@@ -100,7 +100,7 @@ def test_permuting_features_permutes_scores(seed, perm_seed):
     np.testing.assert_array_equal(b, a[perm])
 
 
-@settings(deadline=None, max_examples=8)
+@settings(max_examples=8)
 @given(seed=st.integers(0, 2**31 - 1))
 def test_same_random_state_same_scores(seed):
     X, y = regression_data(5)

@@ -222,7 +222,7 @@ def test_chosen_graph_is_the_thresholded_similarity(grouped):
     np.testing.assert_array_equal(scored, est.average_degrees_ >= 1.0)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(col=st.integers(0, 7), scale=st.floats(0.01, 100.0), shift=st.floats(-100, 100))
 def test_invariant_to_positive_affine_rescaling_of_a_feature(col, scale, shift):
     rng = np.random.default_rng(4)
@@ -247,7 +247,7 @@ def test_sign_of_correlation(grouped):
     assert not np.allclose(signed, a)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(st.permutations(list(range(8))))
 def test_permuting_features_permutes_scores(perm):
     rng = np.random.default_rng(4)
@@ -343,7 +343,7 @@ def test_bad_parameters_are_named():
             FRANeRanker(**params).fit(X)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(seed=st.integers(0, 2**32 - 1))
 @pytest.mark.parametrize("thresholds", ["geometric", "linear_mean", "linear_median", "quantile"])
 def test_choice_does_not_move_when_inputs_move_by_ulps(nudge, thresholds, seed):
@@ -363,7 +363,7 @@ def test_choice_does_not_move_when_inputs_move_by_ulps(nudge, thresholds, seed):
 
 
 # ---------------------------------------------------------------- the streamed algorithm
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(seed=st.integers(0, 2**32 - 1), density=st.floats(0.02, 1.0), isolated=st.integers(0, 5))
 def test_rqh_bound_holds_on_random_graphs(seed, density, isolated):
     from rankers.unsupervised._frane_graph import rqh_upper_bound

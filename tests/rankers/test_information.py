@@ -146,7 +146,7 @@ def test_contingency_chi2_is_scale_invariant_unlike_sklearn():
 
 # ------------------------------------------------------------ both rankers
 @pytest.mark.parametrize("Ranker", RANKERS)
-@settings(deadline=None, max_examples=20)
+@settings(max_examples=20)
 @given(seed=st.integers(0, 2**16), perm_seed=st.integers(0, 2**16))
 def test_permuting_features_permutes_scores(Ranker, seed, perm_seed):
     rng = np.random.default_rng(seed)
@@ -169,7 +169,7 @@ TRANSFORMS = {
 
 
 @pytest.mark.parametrize("Ranker", RANKERS)
-@settings(deadline=None, max_examples=20)
+@settings(max_examples=20)
 @given(
     seed=st.integers(0, 2**16),
     column=st.integers(0, 3),

@@ -38,7 +38,7 @@ def test_same_seed_same_labels():
     np.testing.assert_array_equal(a, b)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_partition_does_not_move_when_inputs_move_by_ulps(nudge, seed):
     rng = np.random.default_rng(seed)

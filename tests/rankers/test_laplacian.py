@@ -95,7 +95,7 @@ def test_feature_alternating_along_a_path_scores_worst():
     np.testing.assert_allclose(est.statistic_, dense_laplacian_score(X, n_neighbors=1, binary=True))
 
 
-@settings(deadline=None, max_examples=15)
+@settings(max_examples=15)
 @given(seed=st.integers(0, 2**16), perm_seed=st.integers(0, 2**16))
 def test_permuting_features_permutes_scores(seed, perm_seed):
     X = np.random.default_rng(seed).normal(size=(25, 5))
@@ -105,7 +105,7 @@ def test_permuting_features_permutes_scores(seed, perm_seed):
     np.testing.assert_allclose(b, a[perm], rtol=1e-9, atol=1e-12)
 
 
-@settings(deadline=None, max_examples=15)
+@settings(max_examples=15)
 @given(seed=st.integers(0, 2**16), c=st.floats(1e-3, 1e3))
 def test_scaling_all_features_leaves_scores_unchanged(seed, c):
     X = np.random.default_rng(seed).normal(size=(25, 5))

@@ -152,7 +152,7 @@ def test_f_step_is_the_papers_where_mf_is_nonnegative_and_stays_nonnegative():
     assert (step >= 0).all()
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=8)
 @given(seed=st.integers(0, 10_000))
 def test_permuting_features_permutes_scores(seed):
     rng = np.random.default_rng(seed)

@@ -42,7 +42,7 @@ def test_scale_features_minmax_is_minmax_scale():
     assert scale_features(X, None) is X
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=1, max_size=12),
     st.integers(-1100, 1100),

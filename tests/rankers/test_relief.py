@@ -282,7 +282,7 @@ def rrelieff_loop_no_dc(X, k):
 # ------------------------------------------------------------------------- properties
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(
     seed=st.integers(0, 10_000),
     scale=st.floats(1e-3, 1e3),
@@ -299,7 +299,7 @@ def test_invariant_to_positive_affine_rescaling_of_a_feature(seed, scale, shift,
     np.testing.assert_allclose(Ranker(n_neighbors=4).fit(Xt, target).scores_, base, atol=1e-9)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(seed=st.integers(0, 10_000), regression=st.booleans())
 def test_permuting_features_permutes_scores(seed, regression):
     X, y = _classes(seed, m=30, n=5, sizes=(15, 15))

@@ -164,7 +164,7 @@ def test_invalid_style(style):
         SPECRanker(style=style).fit(np.random.default_rng(0).normal(size=(10, 3)))
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(seed=st.integers(0, 10_000), style=st.sampled_from([-1, 0, 3]))
 def test_permuting_features_permutes_scores(seed, style):
     rng = np.random.default_rng(seed)

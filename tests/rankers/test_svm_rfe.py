@@ -266,7 +266,7 @@ def test_progress_bar_does_not_change_the_result(capsys):
     assert "svm_rfe" in capsys.readouterr().err
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(
     seed=st.integers(0, 10_000),
     scale=st.floats(1e-2, 1e2),
@@ -281,7 +281,7 @@ def test_scaled_inputs_make_it_invariant_to_affine_rescaling(seed, scale, shift,
     np.testing.assert_array_equal(SVMRFERanker(scaling=scaling).fit(Xt, y).scores_, base)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(seed=st.integers(0, 10_000))
 def test_permuting_features_permutes_scores(seed):
     X, y = _data(seed, m=40, n=6, n_classes=3)

@@ -64,7 +64,7 @@ def test_nearest_neighbours_by_hand():
     assert kth_nearest(D, 3).tolist() == [[3, 1, 2], [4, 0, 2]]
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 40))
 def test_nearest_neighbours_survive_ulps(nudge, seed, n):
     rng = np.random.default_rng(seed)
@@ -82,7 +82,7 @@ def test_nearest_neighbours_survive_ulps(nudge, seed, n):
     np.testing.assert_array_equal(expected, ref)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_order_and_snap_survive_ulps(nudge, seed):
     rng = np.random.default_rng(seed)

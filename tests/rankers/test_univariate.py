@@ -154,7 +154,7 @@ def test_benjamini_hochberg_by_hand():
     np.testing.assert_allclose(q, [0.04, 0.16 / 3, 0.16 / 3, 0.5])
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(p=st.lists(st.floats(0, 1), min_size=1, max_size=30))
 def test_q_values_are_monotone_in_p_and_at_least_p(p):
     p = np.array(p)

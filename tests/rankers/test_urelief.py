@@ -114,7 +114,7 @@ def test_planted_cluster_features_rank_above_noise(seed):
     assert est.scores_[:4].min() > est.scores_[4:].max()
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(
     col=st.integers(0, 4),
     scale=st.floats(0.01, 100.0),
@@ -130,7 +130,7 @@ def test_invariant_to_positive_affine_rescaling_of_a_feature(col, scale, shift):
     np.testing.assert_allclose(after, before, rtol=0, atol=1e-9)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(st.permutations(list(range(6))))
 def test_permuting_features_permutes_scores(perm):
     rng = np.random.default_rng(12)

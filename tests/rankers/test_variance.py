@@ -37,7 +37,7 @@ def test_sparse_equals_dense():
         assert b.ranking_.tolist() == a.ranking_.tolist()
 
 
-@settings(deadline=None, max_examples=25)
+@settings(max_examples=25)
 @given(seed=st.integers(0, 2**16), shift=st.floats(-100, 100))
 def test_translation_invariance(seed, shift):
     rng = np.random.default_rng(seed)
@@ -48,7 +48,7 @@ def test_translation_invariance(seed, shift):
     np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-9)
 
 
-@settings(deadline=None, max_examples=25)
+@settings(max_examples=25)
 @given(seed=st.integers(0, 2**16), perm_seed=st.integers(0, 2**16))
 def test_permuting_features_permutes_scores(seed, perm_seed):
     X = np.random.default_rng(seed).normal(size=(15, 5))

@@ -21,7 +21,7 @@ from rankers.exceptions import InvalidInputError, InvalidParameterError
 from rankers.unsupervised.variance import VarianceRanker
 
 
-@settings(deadline=None, max_examples=30)
+@settings(max_examples=30)
 @given(
     labels=st.lists(st.integers(0, 4), min_size=2, max_size=40),
     perm_seed=st.integers(0, 2**16),
@@ -76,7 +76,7 @@ def test_fewer_clusters_than_classes():
     assert out["f1_weighted"] == pytest.approx((2 * 1.0 + 2 * 2 / 3 + 0.0) / 6)
 
 
-@settings(deadline=None, max_examples=30)
+@settings(max_examples=30)
 @given(
     y=st.lists(st.integers(0, 3), min_size=4, max_size=30),
     seed=st.integers(0, 2**16),

@@ -87,7 +87,7 @@ def test_eca_sign_a_better_is_positive():
     assert eca(A, "random") > 0
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     st.lists(st.floats(0, 1), min_size=8, max_size=8),
     st.sampled_from(WEIGHTINGS),

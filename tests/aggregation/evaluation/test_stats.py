@@ -114,7 +114,7 @@ def test_critical_difference_matches_demsar_table_5(k, q05, q10):
 
 
 # ------------------------------------------------------------------ Friedman vs scipy
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(k=hst.integers(3, 7), n=hst.integers(2, 20), seed=hst.integers(0, 2**32 - 1))
 def test_friedman_agrees_with_scipy_without_ties(k, n, seed):
     table = np.random.default_rng(seed).normal(size=(n, k))
@@ -126,7 +126,7 @@ def test_friedman_agrees_with_scipy_without_ties(k, n, seed):
     assert friedman(table, True).statistic == pytest.approx(res.statistic, rel=1e-10, abs=1e-12)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(k=hst.integers(3, 6), n=hst.integers(3, 15), seed=hst.integers(0, 2**32 - 1))
 def test_friedman_tie_correction_agrees_with_scipy(k, n, seed):
     table = np.random.default_rng(seed).integers(0, 3, size=(n, k)).astype(float)
@@ -194,7 +194,7 @@ def _brute_force_groups(ranks: pd.Series, cd: float) -> set[frozenset]:
     return {c for c in cliques if not any(c < other for other in cliques)}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     ranks=hst.lists(hst.floats(1, 7, allow_nan=False), min_size=2, max_size=7),
     cd=hst.floats(0.05, 6),

@@ -449,7 +449,7 @@ def _tied_ranking(names, values) -> Ranking:
     return Ranking.from_scores(list(values), names=list(names))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     data=st.data(),
     q=st.integers(2, 7),
