@@ -12,7 +12,7 @@ from pandas.api.types import infer_dtype
 
 from aggregation._names import SHOWN, format_names, natural_key
 from rankers.exceptions import FeatureMismatchError, InvalidInputError
-from rankers.ties import snap_ties
+from rankers.ties import tie_groups, tie_threshold
 from rankers.validation import check_k
 
 __all__ = ["AnyRanking", "GenericRanking", "Ranking", "natural_key", "rank_vector"]
@@ -127,17 +127,17 @@ class Ranking:
     names : sequence of str
         Feature names, unique.
     scores : array-like of shape (n_features,)
-        Finite scores aligned with ``names``; higher = more relevant. Scores closer than
-        ``1e-9`` times the largest absolute score are ties (:mod:`rankers.ties`): they are
-        stored as one value, their mean, so that an order or a rank never depends on the
-        last bits of a computed score.
+        Finite scores aligned with ``names``; higher = more relevant. They are kept as
+        given. Two scores within ``1e-9`` of the larger of the two (relative, without
+        chaining: :mod:`rankers.ties`) are tied, so that an order, a rank or a generic
+        block never depends on the last bits of a computed score.
     method : str or None, default=None
         Name of the method that produced the ranking.
     order_idx : array-like of int, default=None
-        Indices into ``names``, best first. Default ``np.argsort(-scores, kind="stable")``
-        (ties, near-ties included, broken by the earlier name). When given it must be a
-        permutation that never puts a lower score before a higher one (only ties may be
-        broken differently).
+        Indices into ``names``, best first. Default: by decreasing score, tied scores
+        (near-ties included) by the earlier name. When given it must be a permutation
+        that never puts a lower score before a higher one (only ties may be broken
+        differently).
 
     Examples
     --------
@@ -150,7 +150,7 @@ class Ranking:
     ['b']
     """
 
-    __slots__ = ("_method", "_names", "_order_idx", "_scores")
+    __slots__ = ("_method", "_names", "_order_idx", "_scores", "_starts")
 
     def __init__(
         self,
@@ -169,9 +169,9 @@ class Ranking:
             raise InvalidInputError(
                 "scores must be finite; not finite for feature(s) " + ", ".join(listed) + more
             )
-        scores = snap_ties(scores)
+        scores = scores.copy()
         if order_idx is None:
-            order_idx = np.argsort(-scores, kind="stable")
+            order_idx, group = tie_groups(scores)
         else:
             order_idx = np.asarray(order_idx)
             if order_idx.ndim != 1 or len(order_idx) != len(scores):
@@ -181,14 +181,9 @@ class Ranking:
             if order_idx.dtype.kind not in "iu":
                 raise InvalidInputError(f"order_idx must hold integers, not {order_idx.dtype}")
             order_idx = _check_permutation(order_idx.astype(np.intp), names, "order_idx")
-            ordered = scores[order_idx]
-            up = np.flatnonzero(np.diff(ordered) > 0)
-            if up.size:
-                i, j = order_idx[up[0]], order_idx[up[0] + 1]
-                raise InvalidInputError(
-                    f"order_idx contradicts the scores: it puts {names[i]!r} (score "
-                    f"{scores[i]}) before {names[j]!r} (score {scores[j]}); higher scores go first"
-                )
+            group = _groups_along(scores, order_idx, names)
+        # where each group of tied scores starts along the order
+        starts = np.flatnonzero(np.r_[True, np.diff(group) != 0])
         scores.flags.writeable = False
         order_idx = np.array(order_idx, dtype=np.intp)
         order_idx.flags.writeable = False
@@ -196,6 +191,8 @@ class Ranking:
         self._scores = scores
         self._method = None if method is None else str(method)
         self._order_idx = order_idx
+        starts.flags.writeable = False
+        self._starts = starts
 
     # ----------------------------------------------------------------- constructors
     @classmethod
@@ -392,6 +389,15 @@ class Ranking:
         new_pos[idx] = np.arange(len(idx))
         return Ranking(names, self._scores[idx], self._method, order_idx=new_pos[self._order_idx])
 
+    @property
+    def tie_starts(self) -> np.ndarray:
+        """Positions along :attr:`order` where a group of tied scores starts (read-only).
+
+        Scores within ``1e-9`` of the larger of two (relative, without chaining) are tied
+        (:mod:`rankers.ties`); with distinct scores this is ``0, 1, ..., n - 1``.
+        """
+        return self._starts
+
     def __len__(self) -> int:
         return len(self._names)
 
@@ -472,11 +478,8 @@ class GenericRanking:
         {x1} > {x0,x2}
         """
         method = ranking.method if method is None else method
-        order = ranking.order_idx
-        ordered = ranking.scores[order]
-        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-        names = np.asarray(ranking.names, dtype=object)[order]
-        return cls(np.split(names, starts[1:]), method=method)
+        names = np.asarray(ranking.names, dtype=object)[ranking.order_idx]
+        return cls(np.split(names, ranking.tie_starts[1:]), method=method)
 
     @property
     def blocks(self) -> tuple[tuple[str, ...], ...]:
@@ -553,11 +556,10 @@ AnyRanking = Union[Ranking, GenericRanking]  # noqa: UP007 - used at runtime on 
 def rank_vector(r: AnyRanking) -> np.ndarray:
     """Average ranks of ``r`` (1 = best), aligned with ``r.names``: ``r.ranks`` as an array.
 
-    Tied scores of a :class:`Ranking`, or the features of one :class:`GenericRanking`
-    block, share the mean of the positions they span (scipy's ``rankdata(...,
-    method="average")``). O(n): a Ranking's ``order_idx`` already sorts its scores, so runs
-    of equal scores are found without sorting again, which matters when thousands of
-    rankings are combined.
+    Tied scores of a :class:`Ranking` (:attr:`Ranking.tie_starts`), or the features of one
+    :class:`GenericRanking` block, share the mean of the positions they span (scipy's
+    ``rankdata(..., method="average")``). O(n): the groups were found when the ranking was
+    built, which matters when thousands of rankings are combined.
     """
     if isinstance(r, GenericRanking):
         sizes = np.array([len(b) for b in r.blocks], dtype=np.intp)
@@ -565,12 +567,32 @@ def rank_vector(r: AnyRanking) -> np.ndarray:
     order = r.order_idx
     n = len(order)
     ranks = np.empty(n)
-    ordered = r.scores[order]  # non-increasing
-    tied = ordered[1:] == ordered[:-1]
-    if not tied.any():
+    starts = r.tie_starts
+    if len(starts) == n:
         ranks[order] = np.arange(1, n + 1)
     else:
-        starts = np.flatnonzero(np.r_[True, ~tied])
         ends = np.r_[starts[1:], n]
         ranks[order] = np.repeat((starts + 1 + ends) / 2.0, ends - starts)
     return ranks
+
+
+def _groups_along(scores: np.ndarray, order_idx: np.ndarray, names) -> np.ndarray:
+    """Tie groups (:mod:`rankers.ties`) along a given order, checked against the scores.
+
+    The order may break ties its own way but never put a lower score before a higher one.
+    """
+    ordered = scores[order_idx]
+    if len(ordered) < 2 or (ordered[1:] < tie_threshold(ordered[:-1])).all():
+        return np.arange(len(ordered), dtype=np.intp)  # no ties: one group per feature
+    by_rule, group = tie_groups(scores)
+    group_of = np.empty(len(scores), dtype=np.intp)
+    group_of[by_rule] = group
+    along = group_of[order_idx]
+    up = np.flatnonzero(np.diff(along) < 0)
+    if up.size:
+        i, j = order_idx[up[0]], order_idx[up[0] + 1]
+        raise InvalidInputError(
+            f"order_idx contradicts the scores: it puts {names[i]!r} (score "
+            f"{scores[i]}) before {names[j]!r} (score {scores[j]}); higher scores go first"
+        )
+    return along

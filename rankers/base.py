@@ -22,7 +22,7 @@ from rankers.exceptions import (
 )
 from rankers.preprocessing import scale_by_power_of_two
 from rankers.tags import RankerTags
-from rankers.ties import TIE_RTOL, snap_ties
+from rankers.ties import TIE_RTOL, tie_groups
 from rankers.validation import (
     check_X,
     check_y,
@@ -58,11 +58,11 @@ class BaseRanker(SelectorMixin, BaseEstimator):
     scores_ : ndarray of shape (n_features_in_,)
         Relevance of every feature, **higher = more relevant**, for every ranker.
     ranking_ : ndarray of shape (n_features_in_,)
-        Feature indices, best first. Ties are broken by lower index, except that
-        constant features always come last. Scores closer than ``1e-9`` times the largest
-        absolute score are ties: they are made equal (to their mean) in ``scores_``, so
-        the ranking does not depend on the last bits of a computation, which differ
-        between machines (see :mod:`rankers.ties`).
+        Feature indices, best first. Two scores within ``1e-9`` of the larger of the
+        two (relative) are tied, without chaining, and tied features come by lower index
+        (constant features last): the order does not depend on the last bits of a
+        computation, which differ between machines (:mod:`rankers.ties`). The rule
+        decides the order only; ``scores_`` are the method's own values.
     constant_features_ : ndarray of bool of shape (n_features_in_,)
         Which features were constant in the training data: their range is at most
         ``1e-9`` times their largest absolute value (:mod:`rankers.ties`).
@@ -127,9 +127,6 @@ class BaseRanker(SelectorMixin, BaseEstimator):
     #: score given to constant features; a ranker whose informative scores can fall
     #: below 0 sets the lowest value its scores can take
     _constant_score: ClassVar[float] = 0.0
-    #: relative tolerance under which two scores are tied (see :mod:`rankers.ties`)
-    _tie_rtol: ClassVar[float] = TIE_RTOL
-
     #: parameters that make a fit quick on tiny data; the shared contract tests (which
     #: fit every registered ranker dozens of times) apply them, users never see them
     _contract_test_params: ClassVar[dict] = {}
@@ -195,11 +192,13 @@ class BaseRanker(SelectorMixin, BaseEstimator):
             scores[informative] = s
             if constant.any():
                 scores[constant] = min(float(self._constant_score), float(s.min()))
-        # near-equal scores become equal, so the order below is the same on every machine
-        scores = snap_ties(scores, self._tie_rtol)
         self.scores_ = scores
-        # primary: higher score; then informative before constant; then lower index
-        self.ranking_ = np.lexsort((np.arange(n), constant, -scores))
+        # near-equal scores are tied for the order only (rankers.ties), so the order is
+        # the same on every machine; then informative before constant; then lower index
+        order, group = tie_groups(scores)
+        tie = np.empty(n, dtype=np.intp)
+        tie[order] = group
+        self.ranking_ = np.lexsort((np.arange(n), constant, tie))
         transform = getattr(self, "_statistic_from_scores", None)
         if transform is not None:
             self.statistic_ = transform(scores)

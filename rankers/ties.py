@@ -5,19 +5,29 @@ choice made by comparing such values (an argmax, an order, a threshold, the near
 neighbours of a sample) then differs too whenever two of them are equal in exact
 arithmetic or nearly so: duplicated features, symmetric positions in a graph, two graphs
 whose difference lies in another connected component. Every such choice in moweights goes
-through this module, which applies one documented rule:
+through this module, which applies one documented rule to the *order* only; no value is
+ever changed by it (``scores_``, p-values and every number written to a file are the
+method's own):
 
-    Two values are **tied** when they differ by at most ``rtol * scale``, where ``scale``
-    is the largest absolute value among those compared (or a scale given by the caller),
-    and ties are chained: sorted values whose successive gaps are all within the tolerance
-    form one group. Tied values are made exactly equal (to their group's mean) and are then
-    ordered by a fixed rule, the lower index first.
+    Two values ``a`` and ``b`` are **tied** when ``|a - b| <= rtol * max(|a|, |b|)``: the
+    tolerance is relative to the two values compared, not to the range of all of them, so
+    scores spread over ten decades (raw expression variances) keep their order at every
+    scale. Ties **do not chain**: going down the sorted values, a group starts at its
+    best value (its leader) and holds the values tied with the leader; the first value that
+    is not starts the next group. Inside a group the lower index comes first.
 
 ``rtol`` defaults to :data:`TIE_RTOL` (``1e-9``): a thousand times above the rounding error
 of the computations it guards (about ``1e-12`` relative for our direct and conjugate
 gradient solvers), far below any difference that carries meaning. A choice still depends on
 the last bits when a gap lies within a few ulps of the tolerance itself, which, unlike an
 exact tie, no structure of the data produces.
+
+Two choices use a scale of their own, because their rounding error is relative to it rather
+than to the values compared: distances of nearest-neighbour searches
+(:func:`kth_nearest`, computed through ``|a|^2 + |b|^2 - 2 a.b``: the error follows the
+norms, so the row's largest distance sets the scale), and the binning of a column of ``X``
+(:func:`tied_ranks`: the column's range, so that bins do not move under an affine change of
+units).
 """
 
 from __future__ import annotations
@@ -26,12 +36,13 @@ import numpy as np
 
 __all__ = [
     "TIE_RTOL",
+    "average_ranks",
     "duplicate_columns",
     "first_max",
     "kth_nearest",
     "order_desc",
-    "snap_ties",
     "tie_groups",
+    "tie_threshold",
     "tied_ranks",
 ]
 
@@ -39,69 +50,121 @@ __all__ = [
 TIE_RTOL = 1e-9
 
 
-def _tolerance(values: np.ndarray, rtol: float, scale: float | None) -> float:
-    if scale is None:
-        finite = values[np.isfinite(values)]
-        scale = float(np.abs(finite).max()) if finite.size else 0.0
-    return float(rtol) * float(scale)
+def tie_threshold(values, rtol: float = TIE_RTOL) -> np.ndarray:
+    """The smallest value tied with each of ``values`` from below (the module's rule).
+
+    ``b <= a`` is tied with ``a`` exactly when ``b >= tie_threshold(a)``: ``a (1 - rtol)``
+    for ``a > 0``, ``a / (1 - rtol)`` for ``a < 0`` and ``0`` for ``a == 0`` (zero is tied
+    with zero only). The threshold grows with ``a``, which is what makes the groups of
+    :func:`tie_groups` well defined.
+
+    Examples
+    --------
+    >>> tie_threshold([2.0, 0.0]).tolist()
+    [1.999999998, 0.0]
+    """
+    a = np.asarray(values, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.where(a > 0, a * (1.0 - rtol), np.where(a < 0, a / (1.0 - rtol), 0.0))
 
 
 def tie_groups(
-    values, rtol: float = TIE_RTOL, scale: float | None = None
+    values, rtol: float = TIE_RTOL, *, descending: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Group near-equal values (the module's rule): their ascending order and group ids.
+    """Order ``values`` best first and group the near-ties (the module's rule).
 
     Parameters
     ----------
     values : array-like of shape (n,)
-        Finite values.
+        The values; ``inf`` is tied with ``inf`` only; NaN goes last, each alone.
     rtol : float, default=TIE_RTOL
         Relative tolerance.
-    scale : float, optional
-        Scale the tolerance is relative to; default the largest absolute value.
+    descending : bool, default=True
+        Larger is better (scores); ``False`` for smaller is better (errors, ranks).
 
     Returns
     -------
     order : ndarray of shape (n,)
-        Indices sorting ``values`` ascending (stable).
+        Indices, best first; inside a group of tied values the lower index first.
     group : ndarray of shape (n,)
-        Group id of ``values[order]``, ascending from 0; one id per run of tied values.
-    """
-    x = np.asarray(values, dtype=np.float64)
-    order = np.argsort(x, kind="stable")
-    if x.size == 0:
-        return order, np.zeros(0, dtype=np.intp)
-    tol = _tolerance(x, rtol, scale)
-    gaps = np.diff(x[order]) > tol
-    return order, np.concatenate([[0], np.cumsum(gaps, dtype=np.intp)])
-
-
-def snap_ties(values, rtol: float = TIE_RTOL, scale: float | None = None) -> np.ndarray:
-    """A copy of ``values`` in which every group of tied values shares one value, its mean.
-
-    After snapping, exact comparisons (``argsort``, ``rankdata``, ``==``) see the near-ties
-    as ties on every machine. A group of one keeps its value bit for bit.
+        Group of ``values[order]``, non-decreasing from 0: one id per group of tied values.
 
     Examples
     --------
-    >>> snap_ties([1.0, 0.5, 0.5 + 1e-15, 0.2]).tolist()
-    [1.0, 0.5000000000000004, 0.5000000000000004, 0.2]
+    >>> order, group = tie_groups([0.3, 1.0, 0.3 + 1e-12, 0.1])
+    >>> order.tolist(), group.tolist()
+    ([1, 0, 2, 3], [0, 1, 1, 2])
     """
-    x = np.array(values, dtype=np.float64)
-    if x.size < 2:
-        return x
-    order, group = tie_groups(x, rtol, scale)
+    x = np.asarray(values, dtype=np.float64)
+    if x.ndim != 1:
+        x = x.ravel()
+    n = x.size
+    key = -x if descending else x
+    order = np.argsort(key, kind="stable")  # exact ties by lower index; NaN last
+    if n < 2:
+        return order, np.zeros(n, dtype=np.intp)
+    ks = key[order]  # non-decreasing: the best first
+    # in "larger is better" terms: v non-increasing, b tied with leader a iff b >= thr(a)
+    v = -ks
+    finite = np.isfinite(v)
+    with np.errstate(invalid="ignore"):
+        # a gap no leader bridges: the next value is below the threshold of the previous,
+        # so below the threshold of every value before it (the threshold grows with a)
+        gap = ~(v[1:] >= tie_threshold(v[:-1], rtol))
+    gap |= ~(finite[1:] & finite[:-1]) & ~(v[1:] == v[:-1])  # inf with inf only; NaN alone
+    gap |= np.isnan(v[1:])
+    new = np.concatenate([[True], gap])
+    if new.all():  # no two neighbours tied: the plain order
+        return order, np.arange(n, dtype=np.intp)
+    _split_chains(v, new, rtol)
+    group = np.cumsum(new, dtype=np.intp) - 1
+    # inside a group the lower index first
+    return order[np.lexsort((order, group))], group
+
+
+def _split_chains(v: np.ndarray, new: np.ndarray, rtol: float) -> None:
+    """Start a new group (``new[j] = True``) wherever a chain of near neighbours in the
+    non-increasing ``v`` leaves its leader's tolerance: ties do not chain."""
+    starts = np.flatnonzero(new)
+    stops = np.append(starts[1:], v.size)
+    long = stops - starts > 1
+    starts, stops = starts[long], stops[long]
+    # chains whose last value is tied with their first are one group (nearly all of them)
+    wide = v[stops - 1] < tie_threshold(v[starts], rtol)
+    for s, e in zip(starts[wide].tolist(), stops[wide].tolist(), strict=True):
+        down = -v[s:e]  # non-decreasing
+        lead = 0
+        while True:
+            j = int(np.searchsorted(down, -tie_threshold(v[s + lead], rtol), side="right"))
+            if j >= e - s:
+                break
+            new[s + j] = True
+            lead = j
+
+
+def average_ranks(values, rtol: float = TIE_RTOL, *, descending: bool = True) -> np.ndarray:
+    """Rank of every value, 1 = best, a group of tied values sharing its mean position.
+
+    Like ``scipy.stats.rankdata`` (``method="average"``) of ``-values`` (or of ``values``
+    with ``descending=False``), with the near-ties of :func:`tie_groups` counted as ties;
+    the values themselves are not changed.
+
+    Examples
+    --------
+    >>> average_ranks([0.2, 0.9, 0.9 - 1e-13, 0.5]).tolist()
+    [4.0, 1.5, 1.5, 3.0]
+    """
+    order, group = tie_groups(values, rtol, descending=descending)
+    n = order.size
     sizes = np.bincount(group)
-    if sizes.max() == 1:
-        return x
-    xs = x[order]
-    means = np.bincount(group, weights=xs) / sizes
-    single = sizes[group] == 1
-    x[order] = np.where(single, xs, means[group])
-    return x
+    ends = np.cumsum(sizes)
+    mid = ends - (sizes - 1) / 2.0
+    ranks = np.empty(n)
+    ranks[order] = mid[group]
+    return ranks
 
 
-def order_desc(values, rtol: float = TIE_RTOL, scale: float | None = None) -> np.ndarray:
+def order_desc(values, rtol: float = TIE_RTOL) -> np.ndarray:
     """Indices of ``values``, largest first; tied values (the module's rule) by lower index.
 
     Examples
@@ -109,17 +172,16 @@ def order_desc(values, rtol: float = TIE_RTOL, scale: float | None = None) -> np
     >>> order_desc([0.3, 0.7, 0.7 - 1e-14, 0.1]).tolist()
     [1, 2, 0, 3]
     """
-    x = np.asarray(values, dtype=np.float64)
-    order, group = tie_groups(x, rtol, scale)
-    rank_of = np.empty(x.size, dtype=np.intp)
-    rank_of[order] = group
-    return np.lexsort((np.arange(x.size), -rank_of))
+    return tie_groups(values, rtol, descending=True)[0]
 
 
 def first_max(values, rtol: float = TIE_RTOL, scale: float | None = None) -> int:
     """Index of the first value tied with the largest (NaNs ignored); -1 if all are NaN.
 
-    "Tied" is the module's rule without chaining: within ``rtol * scale`` of the maximum.
+    "Tied" is the module's rule: within ``rtol`` of the larger magnitude of the two, i.e.
+    at or above :func:`tie_threshold` of the maximum; with ``scale`` given, within
+    ``rtol * scale`` of the maximum instead (a caller whose values carry an absolute error
+    of that size).
 
     Examples
     --------
@@ -131,8 +193,9 @@ def first_max(values, rtol: float = TIE_RTOL, scale: float | None = None) -> int
     if not ok.any():
         return -1
     best = float(x[ok].max())
-    tol = _tolerance(x[ok], rtol, scale)
-    return int(np.flatnonzero(ok & (x >= best - tol))[0])
+    tied = tie_threshold(best, rtol) if scale is None else best - float(rtol) * float(scale)
+    floor = float(tied)
+    return int(np.flatnonzero(ok & (x >= floor))[0])
 
 
 def kth_nearest(
@@ -140,8 +203,10 @@ def kth_nearest(
 ) -> np.ndarray:
     """Columns of the ``k`` smallest entries of each row of ``D``, nearest first.
 
-    Distances within ``rtol * scale`` of each other are tied (the module's rule, per row)
-    and tied columns are taken by lower index, so the neighbours of a sample do not depend
+    Distances within ``rtol * scale`` of each other are tied (chained, per row: a
+    distance computed through inner products carries an error relative to the norms, so the
+    row's largest distance is the scale, see the module's notes) and tied columns are taken
+    by lower index, so the neighbours of a sample do not depend
     on the last bits of its distances (duplicated samples, points on a grid, symmetric
     configurations). ``scale`` is per row (array of shape (n_rows,)) or one number; default
     each row's largest finite distance.
@@ -272,7 +337,7 @@ def _runs(near: np.ndarray):
 
 
 def tied_ranks(X, rtol: float = TIE_RTOL) -> tuple[np.ndarray, np.ndarray]:
-    """Ranks of every column of ``X``, near-equal values (the module's rule) tied.
+    """Ranks of every column of ``X``, near-equal values tied: the binning rule for data.
 
     Like ``scipy.stats.rankdata(X, axis=0, method=...)`` for ``"dense"`` and
     ``"average"`` at once, except that values within ``rtol`` times the column's range

@@ -28,7 +28,7 @@ from scipy import stats as st
 
 from aggregation.evaluation._results import Result
 from rankers.exceptions import InvalidInputError, InvalidParameterError
-from rankers.ties import snap_ties
+from rankers.ties import average_ranks as _tied_average_ranks
 
 __all__ = [
     "FriedmanResult",
@@ -103,11 +103,13 @@ def _results(table: Any, higher_is_better: Any, nan_policy: str) -> pd.DataFrame
 
 
 def _ranks(frame: pd.DataFrame, higher_is_better: bool) -> pd.DataFrame:
-    oriented = -frame.to_numpy() if higher_is_better else frame.to_numpy()
-    # scores within 1e-9 of each other (relative to the row's largest) are ties, so that a
-    # method's rank does not depend on the last bits of its score (rankers.ties)
-    oriented = np.array([snap_ties(row) for row in oriented]).reshape(oriented.shape)
-    return pd.DataFrame(st.rankdata(oriented, axis=1), index=frame.index, columns=frame.columns)
+    values = frame.to_numpy(dtype=np.float64)
+    # scores within 1e-9 of the larger of two (relative) are ties (rankers.ties), so that a
+    # method's rank does not depend on the last bits of its score; the scores are not changed
+    ranks = [_tied_average_ranks(row, descending=higher_is_better) for row in values]
+    return pd.DataFrame(
+        np.array(ranks).reshape(values.shape), index=frame.index, columns=frame.columns
+    )
 
 
 def rank_table(

@@ -33,7 +33,7 @@ from aggregation.evaluation import stats
 from moweights.config import RunConfig
 from moweights.output.files import safe_name
 from moweights.pipeline.result import RunResult
-from rankers.ties import order_desc, tied_ranks
+from rankers.ties import average_ranks, order_desc
 
 __all__ = ["StudyResult", "compare_datasets", "dataset_folder", "run_study"]
 
@@ -171,7 +171,7 @@ def _compare(table: pd.DataFrame, higher: bool, alpha: float, n_planned: int) ->
     # near-equal average ranks are ties (rankers.ties): the same position, listed in the
     # config's method order, never ordered by their last bits
     order = order_desc(-avg.to_numpy(dtype=np.float64))
-    _, position = tied_ranks(avg.to_numpy(dtype=np.float64))
+    position = average_ranks(avg.to_numpy(dtype=np.float64), descending=False)
     entry.update(
         friedman=fr.to_dict(),
         nemenyi=ne.to_dict(),

@@ -51,10 +51,13 @@ def benjamini_hochberg(pvalues) -> np.ndarray:
 
 
 def _class_moments(X: np.ndarray, y: np.ndarray):
-    """Per-class counts, means and within-class sums of squares, and the total SS.
+    """Per-class counts, means and within-class sums of squares, and the between-class
+    sum of squares.
 
     Means come from one matrix product with the class indicators; sums of squares are
-    taken around each class's own mean (no cancellation of ``Σx² - n μ²``). Each column is
+    taken around each class's own mean (no cancellation of ``Σx² - n μ²``), and the
+    between-class sum ``Σ_c n_c (μ_c - μ)²`` from the class means directly (no cancellation
+    of ``total - within`` for a feature whose classes barely differ). Each column is
     first divided by a power of two near its largest value (exact): every statistic here
     is a ratio, and a feature in units of 1e300 beside others must not overflow.
     """
@@ -68,9 +71,9 @@ def _class_moments(X: np.ndarray, y: np.ndarray):
     resid = X - means[y]
     per_class = onehot.T @ (resid * resid)
     within = per_class.sum(axis=0)
-    centred = X - X.mean(axis=0)
-    total = np.einsum("ij,ij->j", centred, centred)
-    return counts, means, within, per_class, total
+    grand = (counts @ means) / y.size
+    between = counts @ ((means - grand) ** 2)
+    return counts, means, within, per_class, between
 
 
 class _UnivariateBase(BaseRanker):
@@ -178,7 +181,7 @@ def f_statistic(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         and its upper-tail p-values on ``(C - 1, m - C)`` degrees of freedom.
     """
     m = X.shape[0]
-    counts, _, within, _, total = _class_moments(X, y)
+    counts, _, within, _, between = _class_moments(X, y)
     C = int((counts > 0).sum())
     if C < 2:
         raise InvalidInputError("the F statistic needs at least two classes in y")
@@ -187,8 +190,7 @@ def f_statistic(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             f"the F statistic needs more samples than classes ({m} samples, {C} classes): "
             "with one sample per class there is no within-class variance"
         )
-    between = np.maximum(total - within, 0.0)
-    within = np.maximum(within, TIE_RTOL * total)
+    within = np.maximum(within, TIE_RTOL * (within + between))
     F = (between / (C - 1)) / (within / (m - C))
     return F, stats.f.sf(F, C - 1, m - C)
 
@@ -250,12 +252,11 @@ class FisherScoreRanker(_UnivariateBase):
 
     def _score(self, X, y):
         m = X.shape[0]
-        counts, _, within, _, total = _class_moments(X, y)
+        counts, _, within, _, between = _class_moments(X, y)
         C = int((counts > 0).sum())
         if C < 2:
             raise InvalidInputError("fisher_score needs at least two classes in y")
-        between = np.maximum(total - within, 0.0)
-        within = np.maximum(within, TIE_RTOL * total)
+        within = np.maximum(within, TIE_RTOL * (within + between))
         S = between / within
         if m > C:
             self._set_pvalues(stats.f.sf(S * (m - C) / (C - 1), C - 1, m - C))
@@ -267,7 +268,8 @@ class FisherScoreRanker(_UnivariateBase):
 def _welch(X: np.ndarray, y: np.ndarray):
     """Welch's t (class 1 minus class 0), its degrees of freedom and the log of the
     two-sided p-value, per column; ``y`` holds 0/1 with at least two of each."""
-    counts, means, _, per_class, total = _class_moments(X, y)
+    counts, means, within, per_class, between = _class_moments(X, y)
+    total = within + between
     var = per_class / (counts[:, None] - 1.0)
     # class variances below the tie tolerance of the feature's spread are rounding
     var = np.maximum(var, TIE_RTOL * total / (X.shape[0] - 1.0))

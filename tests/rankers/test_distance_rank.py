@@ -14,10 +14,22 @@ from sklearn.datasets import load_digits
 
 from aggregation.clustering import cluster_scores
 from rankers.exceptions import ConstantFeatureWarning, InvalidParameterError
-from rankers.ties import snap_ties
+from rankers.ties import TIE_RTOL
 from rankers.unsupervised import distance_rank as dr_module
 from rankers.unsupervised.distance_rank import DistanceRankRanker
 from rankers.unsupervised.laplacian import LaplacianRanker
+
+
+def snap_distances(d):
+    """Distances within 1e-9 of the largest (chained) made equal: the distance tie rule
+    of rankers.ties (their rounding error follows the largest distance)."""
+    d = np.array(d, dtype=float)
+    order = np.argsort(d, kind="stable")
+    ds = d[order]
+    group = np.concatenate([[0], np.cumsum(np.diff(ds) > TIE_RTOL * ds[-1])])
+    means = np.bincount(group, weights=ds) / np.bincount(group)
+    d[order] = means[group]
+    return d
 
 
 def naive_distance_rank(X, scale=True):
@@ -30,10 +42,10 @@ def naive_distance_rank(X, scale=True):
     X = np.asarray(X, dtype=float)
     if scale:
         X = (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0))
-    total = snap_ties(pdist(X, "sqeuclidean"))
+    total = snap_distances(pdist(X, "sqeuclidean"))
     return np.array(
         [
-            spearmanr(total, snap_ties(pdist(X[:, [r]], "euclidean"))).statistic
+            spearmanr(total, snap_distances(pdist(X[:, [r]], "euclidean"))).statistic
             for r in range(X.shape[1])
         ]
     )

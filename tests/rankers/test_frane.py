@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rankers.exceptions import ConstantFeatureWarning, InvalidParameterError
+from rankers.ties import TIE_RTOL
 from rankers.unsupervised.frane import FRANeRanker, pagerank, ranking_quality
 
 
@@ -271,7 +272,8 @@ def test_duplicate_features_tie_exactly(seed, copied):
         + [rng.normal(size=30)]
     )
     est = FRANeRanker().fit(np.column_stack([X, X[:, copied]]))
-    assert est.scores_[copied] == est.scores_[6]
+    # tied (the rule of rankers.ties orders them; the scores stay the solver's own)
+    assert est.scores_[6] == pytest.approx(est.scores_[copied], rel=TIE_RTOL)
     order = est.ranking_.tolist()
     assert order.index(copied) < order.index(6)
 
