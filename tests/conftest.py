@@ -117,7 +117,9 @@ def pytest_collection_modifyitems(config, items):
 
 # ------------------------------------------------------------------ a real Dask cluster
 BIN = Path(sys.executable).parent
-STARTUP = 60.0  # seconds for the scheduler to listen and both workers to register
+# The most to wait for the scheduler to listen and both workers to register: the fixture goes
+# on as soon as they have, and a busy laptop may take a minute or more to start three processes.
+STARTUP = 600.0
 
 
 @pytest.fixture

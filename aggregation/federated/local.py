@@ -55,14 +55,15 @@ class LocalDeployment:
         "target": "label"}}`` (``site`` is added).
     workdir : path
         Folder for the Flower home, the logs (``*.log``) and the app.
-    startup_timeout : float, default=30
-        Seconds to wait for the SuperLink to listen.
+    startup_timeout : float, default=300
+        The most seconds to wait for the SuperLink to listen (the wait ends as soon as it
+        does, or when it exits; a busy machine may need a minute to start it).
     """
 
     connection = "moweights-local"
 
     def __init__(
-        self, sites: Mapping[str, Mapping[str, str]], workdir: str | Path, startup_timeout=30.0
+        self, sites: Mapping[str, Mapping[str, str]], workdir: str | Path, startup_timeout=300.0
     ) -> None:
         self.sites = {str(s): dict(c) for s, c in sites.items()}
         self.workdir = Path(workdir).resolve()
@@ -173,16 +174,25 @@ class LocalDeployment:
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
 
-    def stop(self) -> None:
-        """Terminate every process started here (SIGTERM, then SIGKILL after 10 s)."""
+    def stop(self, timeout: float = 60.0) -> None:
+        """Terminate every process started here (SIGTERM, then SIGKILL after 10 s).
+
+        Returns once none is left (:meth:`leftover_pids` is empty), or after ``timeout``
+        seconds of waiting for the last ones to go.
+        """
         stop_process_groups(self.processes)
         self.processes.clear()
         self.site_processes.clear()
         # Flower detaches its SuperExecs into sessions of their own; they exit when their
         # parent does, and this sweep ends any that lingers (found by this FLWR_HOME).
-        for pid in self.leftover_pids():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        # A killed process is listed until it is gone, which a busy machine takes a while
+        # to get to: wait for that rather than return with it still there.
+        deadline = time.monotonic() + timeout
+        while (pids := self.leftover_pids()) and time.monotonic() < deadline:
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.1)
 
     def leftover_pids(self) -> list[int]:
         """Ids of processes still running with this deployment's ``FLWR_HOME`` (Linux)."""

@@ -20,8 +20,9 @@ from .test_protocols_smoke import _common, data, proto  # noqa: F401 (fixtures)
 pytest.importorskip("distributed")
 
 
-def _run(argv: list[str], timeout: float = 300.0) -> None:
-    """The protocol script in a process of its own, so a hung cluster cannot hang the test."""
+def _run(argv: list[str], timeout: float = 1800.0) -> None:
+    """The protocol script in a process of its own, so a hung cluster cannot hang the test
+    (about a minute on an idle machine; the bound is for a hang, not for a busy one)."""
     script = Path(__file__).resolve().parents[2] / "benchmarks" / "unsupervised_protocol.py"
     subprocess.run([sys.executable, str(script), *argv], check=True, timeout=timeout)
 

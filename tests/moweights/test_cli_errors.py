@@ -31,10 +31,15 @@ html = false
 """
 
 
+# How long a command may take before the test calls it hung: seconds on an idle machine,
+# generous for a busy laptop. Every wait below ends as soon as the process does.
+HUNG = 900
+
+
 def _command(*args: str, cwd: Path, stdin=None) -> subprocess.CompletedProcess:
     command = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "moweights"]
     return subprocess.run(
-        [*command, *args], cwd=cwd, capture_output=True, text=True, timeout=300, stdin=stdin
+        [*command, *args], cwd=cwd, capture_output=True, text=True, timeout=HUNG, stdin=stdin
     )
 
 
@@ -201,14 +206,14 @@ def test_output_piped_into_a_closed_reader_exits_quietly(tmp_path):
         proc.stdout.read(10)
         proc.stdout.close()
         err = proc.stderr.read().decode()
-        proc.wait(timeout=120)
+        proc.wait(timeout=HUNG)
         assert err == "", (args, err)
         assert proc.returncode in (0, 141), (args, proc.returncode)
         # the reader gone before anything was written: always a broken pipe
         proc = subprocess.Popen([*command, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         proc.stdout.close()
         err = proc.stderr.read().decode()
-        proc.wait(timeout=120)
+        proc.wait(timeout=HUNG)
         assert err == "" and proc.returncode == 141, (args, proc.returncode, err)
 
 
@@ -217,7 +222,7 @@ def test_output_piped_into_head_in_a_shell(tmp_path):
     if command is None:
         pytest.skip("no console script beside the interpreter")
     proc = subprocess.run(
-        ["bash", "-c", command], capture_output=True, text=True, timeout=120, cwd=tmp_path
+        ["bash", "-c", command], capture_output=True, text=True, timeout=HUNG, cwd=tmp_path
     )
     assert proc.stdout == '{\n  "$sche'[:10] or len(proc.stdout) == 10
     assert proc.stderr == "", proc.stderr

@@ -359,7 +359,7 @@ def test_malformed_config_in_a_subprocess(tmp_path):
         [sys.executable, "-m", "moweights", "validate", str(path)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,  # a bound for a hang: seconds on an idle machine
     )
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr

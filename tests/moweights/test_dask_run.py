@@ -21,8 +21,9 @@ pytest.importorskip("distributed")
 FILES = ["scores.csv", "ranks.csv", "aggregated.json", "curves.csv", "curve_folds.csv"]
 
 
-def _run(config, out, *extra: str, timeout: float = 300.0) -> dict:
-    """``moweights run`` in a process of its own, so a hung cluster cannot hang the test."""
+def _run(config, out, *extra: str, timeout: float = 1800.0) -> dict:
+    """``moweights run`` in a process of its own, so a hung cluster cannot hang the test
+    (about a minute on an idle machine; the bound is for a hang, not for a busy one)."""
     argv = [sys.executable, "-m", "moweights", "run", str(config), "-q", "-o", str(out), *extra]
     subprocess.run(argv, check=True, timeout=timeout)
     return json.loads((out / "summary.json").read_text())
@@ -38,7 +39,7 @@ def _tasks_run(address: str) -> int:
             for prefix in dask_scheduler.task_prefixes.values()
         )
 
-    with Client(address, timeout=30) as client:
+    with Client(address, timeout=300) as client:
         return client.run_on_scheduler(count)
 
 

@@ -111,8 +111,14 @@ def test_notebook_executes(path, tmp_path):
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
     book = nbformat.read(path, as_version=4)
+    # bounds for a hung kernel or cell, not for a busy machine: every wait ends when the
+    # kernel is up or the cell is done
     client = nbclient.NotebookClient(
-        book, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+        book,
+        timeout=1800,
+        startup_timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
     )
     client.execute()  # raises CellExecutionError, naming the cell, when one fails
     errors = [o for c in book.cells for o in c.get("outputs", []) if o["output_type"] == "error"]

@@ -50,7 +50,7 @@ def test_report_renders_in_headless_chromium(tmp_path):
         ],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,  # a bound for a hang: seconds on an idle machine
     )
     assert proc.returncode == 0, proc.stderr
     import matplotlib.image

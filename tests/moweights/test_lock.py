@@ -73,7 +73,8 @@ def test_two_concurrent_runs_into_one_folder(tmp_path, capsys):
         text=True,
     )
     try:
-        deadline = time.monotonic() + 120
+        # waits on the first run's files; the bound only stops a run that never gets there
+        deadline = time.monotonic() + 600
         while not ((out / LOCK).exists() and (out / "manifest.json").exists()):
             assert first.poll() is None, first.communicate()
             assert time.monotonic() < deadline, "the first run never started"
@@ -85,7 +86,7 @@ def test_two_concurrent_runs_into_one_folder(tmp_path, capsys):
             [*_command(), "run", str(quick), "-o", str(out)],
             capture_output=True,
             text=True,
-            timeout=300,
+            timeout=900,
         )
         assert second.returncode == 2, second.stderr
         lines = second.stderr.strip().splitlines()
@@ -95,7 +96,7 @@ def test_two_concurrent_runs_into_one_folder(tmp_path, capsys):
         assert first.poll() is None  # and the first one goes on
     finally:
         first.send_signal(signal.SIGKILL)  # a crash: the lock stays behind, stale
-        first.communicate(timeout=120)
+        first.communicate(timeout=600)
     assert (out / LOCK).exists()
     capsys.readouterr()
     assert main(["run", str(quick), "-o", str(out)]) == 0
@@ -144,7 +145,8 @@ def test_a_reused_pid_is_not_the_owner(tmp_path):
     from moweights.lock import RunLock, StaleLockWarning
     from rankers.exceptions import RunLockedError
 
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    # alive until the test kills it, however long the checks take on a busy machine
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
     try:
         time.sleep(0.5)
         # a lock written an hour before this process started: the pid was reused

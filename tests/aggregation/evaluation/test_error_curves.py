@@ -394,7 +394,7 @@ def test_runs_on_a_dask_cluster_through_joblib():
         distributed.LocalCluster(
             n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
         ) as cluster,
-        distributed.Client(cluster, timeout="20s"),
+        distributed.Client(cluster, timeout="300s"),
         parallel_config(backend="dask"),
     ):
         remote = ffa_rfa(["f0", "f1", "f2", "f3", "f4"], X, y, n_jobs=-1, **kw)

@@ -12,7 +12,6 @@ import json
 import logging
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +33,10 @@ from rankers.exceptions import (
 )
 
 REPO = Path(__file__).resolve().parents[3]
+#: the most the real deployments wait for the nodes, for the replies and for ``flwr run``:
+#: each wait ends as soon as its condition holds (seconds on an idle machine), the bounds
+#: only stop a hung run, however busy the machine
+HUNG = 900.0
 RF = {"n_estimators": 15}  # a randomised ranker, so the seeds matter
 READ_OR_REFUSED = "the site's data could not be read or was refused by the ranker"
 
@@ -533,21 +536,20 @@ def test_real_deployment_equals_rank_sites(wine_sites, tmp_path):
     pytest.importorskip("flwr", minversion="1.41")
     nodes = {s: {"data-path": str(p), "target": "label"} for s, p in wine_sites.items()}
     # "ghost" is listed but never connects: it is reported, the run goes on with 4 nodes
+    # (had it waited for the ghost, node-timeout would outlast flwr run's own timeout)
     sites = "site1,site2,site3,broken,ghost"
-    start = time.monotonic()
     with fl.LocalDeployment(nodes, tmp_path) as deployment:
         got = deployment.run(
-            timeout=150,
+            timeout=2 * HUNG,
             ranker="random_forest",
             ranker_params=json.dumps(RF),
             sites=sites,
             min_sites=4,
             random_state=7,
-            node_timeout=60.0,
-            reply_timeout=90.0,
+            node_timeout=4 * HUNG,
+            reply_timeout=HUNG,
         )
     assert deployment.leftover_pids() == []
-    assert time.monotonic() - start < 240
     ref = rank_sites(
         {**wine_sites, "ghost": tmp_path / "never.csv"},
         "random_forest",
@@ -583,12 +585,12 @@ def test_real_deployment_keeps_site_errors_private_and_drops_the_odd_site(
     nodes = {s: {"data-path": str(p), "target": "label"} for s, p in paths.items()}
     with fl.LocalDeployment(nodes, tmp_path / "flower") as deployment:
         got = deployment.run(
-            timeout=150,
+            timeout=3 * HUNG,
             ranker="leaky_variance",
             sites=",".join(paths),
             on_mismatch="drop",
-            node_timeout=60.0,
-            reply_timeout=90.0,
+            node_timeout=HUNG,
+            reply_timeout=HUNG,
         )
     assert deployment.leftover_pids() == []
     ref = rank_sites(paths, "leaky_variance", target="label", on_mismatch="drop")

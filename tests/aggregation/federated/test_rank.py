@@ -276,7 +276,7 @@ def test_same_results_on_a_dask_cluster():
         distributed.LocalCluster(
             n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
         ) as cluster,
-        distributed.Client(cluster, timeout="20s") as client,
+        distributed.Client(cluster, timeout="300s") as client,
         distributed.get_task_stream(client) as tasks,
         parallel_config(backend="dask"),
     ):
