@@ -1,5 +1,10 @@
 """Evaluation of feature rankings: the shared scorers and the statistics that compare them.
 
+- :mod:`~aggregation.evaluation.folds`: rankings refit on the training part of every fold
+  (what every held-out evaluation scores: nested, no selection bias), and aggregates of
+  them computed fold by fold.
+- :mod:`~aggregation.evaluation.classification`: cross-validated class prediction from the
+  top-k features (balanced accuracy), the headline with a class target.
 - :mod:`~aggregation.evaluation.topk`: the unsupervised top-k kNN error curve (the ranking
   refitted on every training fold).
 - :mod:`~aggregation.evaluation.error_curves`: FFA/RFA curves, the expected curve of a random
@@ -23,6 +28,7 @@ from rankers._lazy import attach
 _MODULES = {
     "bayes": ("BayesianComparison", "bayesian_comparison"),
     "cd_diagram": ("plot_cd_diagram",),
+    "classification": ("CLASS_METRICS", "CLASS_MODELS", "class_curve"),
     "clustering": ("cluster_scores", "clustering_metrics", "match_clusters", "two_step_metrics"),
     "error_curves": (
         "WEIGHTINGS",
@@ -36,6 +42,7 @@ _MODULES = {
         "pool_random_curves",
         "random_curves",
     ),
+    "folds": ("FoldRankings", "combine_folds", "cv_splits", "fold_rankings"),
     "plots": ("plot_error_curves", "plot_topk_curves"),
     "stats": (
         "FriedmanResult",
@@ -53,24 +60,31 @@ _MODULES = {
 }
 
 __all__ = [
+    "CLASS_METRICS",
+    "CLASS_MODELS",
     "WEIGHTINGS",
     "BayesianComparison",
+    "FoldRankings",
     "FriedmanResult",
     "NemenyiResult",
     "WilcoxonHolmResult",
     "average_ranks",
     "bayesian_comparison",
     "cd_groups",
+    "class_curve",
     "cluster_scores",
     "clustering_metrics",
+    "combine_folds",
     "critical_difference",
     "curve_delta",
     "curve_grid",
+    "cv_splits",
     "default_estimator",
     "eca",
     "expected_curve",
     "ffa_rfa",
     "ffa_rfa_many",
+    "fold_rankings",
     "friedman",
     "geometric_grid",
     "match_clusters",

@@ -27,13 +27,13 @@ from joblib import delayed
 from sklearn import config_context
 from sklearn.base import BaseEstimator, ClassifierMixin, clone, is_classifier
 from sklearn.metrics import check_scoring
-from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler
 from sklearn.svm import SVC
 
 from aggregation._tasks import check_progress, run_in_order
 from aggregation.evaluation._inputs import feature_order
+from aggregation.evaluation.folds import FoldRankings, cv_splits, fold_rankings, resolve_ranker
 from aggregation.evaluation.topk import geometric_grid
 from aggregation.ranking import GenericRanking, Ranking
 from rankers.exceptions import InvalidInputError, InvalidParameterError
@@ -177,33 +177,17 @@ class _Setup:
         self.default_accuracy = estimator is None and self.scoring == "accuracy"
         self.grid = curve_grid(grid, n)
         # three words always, so every function seeded alike shares the folds
-        fold_seed, est_seed, self.perm_seed = check_seed(random_state).generate_state(3)
+        self.seed = check_seed(random_state)
+        _, est_seed, self.perm_seed = self.seed.generate_state(3)
         for key, value in self.estimator.get_params().items():
             if key.endswith("random_state") and value is None:
                 self.estimator.set_params(**{key: int(est_seed)})
-        self.splits = self._splits(cv, classifier, int(fold_seed))
+        self.splits = self._splits(cv, classifier, self.seed)
 
     def _splits(self, cv, classifier, seed):
-        m = len(self.y)
-        if isinstance(cv, (Integral, np.integer)) and not isinstance(cv, bool):
-            if not 2 <= cv <= m:
-                raise InvalidParameterError(f"cv must be an integer in 2..{m}; got {cv}")
-            if classifier:
-                labels, counts = np.unique(self.y, return_counts=True)
-                if counts.max() < cv:  # scikit-learn cannot stratify at all
-                    raise InvalidInputError(
-                        f"stratified {cv}-fold CV needs a class with at least {cv} samples; "
-                        f"the largest of the {labels.size} classes has {counts.max()}: "
-                        f"pass cv={counts.max()} or fewer"
-                    )
-            kind = StratifiedKFold if classifier else KFold
-            cv = kind(n_splits=int(cv), shuffle=True, random_state=seed)
-        elif not hasattr(cv, "split"):
-            raise InvalidParameterError(
-                f"cv must be a number of folds or a splitter with split(); got {cv!r}"
-            )
-        # computed once: every subset and every ranking is scored on the same folds
-        return [(np.asarray(tr), np.asarray(te)) for tr, te in cv.split(self.X, self.y)]
+        # the folds cv_splits draws for the same seed (word 0), so every function seeded
+        # alike (fold_rankings, class_curve) shares them
+        return cv_splits(self.X, self.y, cv=cv, random_state=seed, stratify=classifier)
 
     def attrs(self, **extra) -> dict:
         return {
@@ -254,8 +238,11 @@ def _fold_accuracies(folds, y, splits, cols: list[int]) -> np.ndarray:
     return out
 
 
-def _chain_accuracies(folds, y, splits, order: np.ndarray, grid: list[int]) -> np.ndarray:
+def _chain_accuracies(folds, y, splits, order, grid: list[int]) -> np.ndarray:
     """FFA and RFA accuracies of the default model for one ranking, kernels grown in steps.
+
+    ``order`` is one order for every fold, or a list of one order per fold (a ranking
+    refit on each training fold).
 
     The top-i (bottom-i) sets of a ranking are nested, so each fold's linear kernel
     ``Z_S @ Z_S.T`` is carried from one grid point to the next and only the block of
@@ -277,7 +264,8 @@ def _chain_accuracies(folds, y, splits, order: np.ndarray, grid: list[int]) -> n
     out = np.zeros((2, len(grid), len(splits)))
     with config_context(assume_finite=True, skip_parameter_validation=True):
         for f, ((Ztr, Zte), (train, test)) in enumerate(zip(folds, splits, strict=True)):
-            for side, ranked in enumerate((order, order[::-1])):
+            own = order[f] if isinstance(order, list) else order
+            for side, ranked in enumerate((own, own[::-1])):
                 Ktr = np.zeros((len(train), len(train)))
                 Kte = np.zeros((len(test), len(train)))
                 done = 0
@@ -313,6 +301,44 @@ def _evaluate_chains(
     scores = np.array(outputs[full:])  # (n_rankings, 2, len(grid), n_folds)
     if full:
         scores[:, :, -1] = outputs[0]
+    return scores[:, 0], scores[:, 1]
+
+
+def _nested_scores(estimator, X, y, splits, scorer, per_fold, grid) -> np.ndarray:
+    """FFA and RFA scores of one ranking refit per fold: fold ``f`` scores only the
+    subsets of ``per_fold[f]`` (shape (2, len(grid), n_folds))."""
+    out = np.empty((2, len(grid), len(splits)))
+    for f, ((train, test), order) in enumerate(zip(splits, per_fold, strict=True)):
+        seen: dict[tuple[int, ...], float] = {}
+        for g, i in enumerate(grid):
+            for side, cols in enumerate((order[:i], order[len(order) - i :])):
+                key = tuple(np.sort(cols).tolist())
+                if key not in seen:
+                    sub = X[:, list(key)]
+                    model = clone(estimator).fit(sub[train], y[train])
+                    seen[key] = scorer(model, sub[test], y[test])
+                out[side, g, f] = seen[key]
+    return out
+
+
+def _evaluate_nested(
+    setup: _Setup, per_fold: list[list[np.ndarray]], n_jobs, progress=None
+) -> tuple[np.ndarray, ...]:
+    """Per-fold FFA and RFA scores of rankings refit on every training fold.
+
+    ``per_fold[r][f]`` is ranking ``r``'s order fitted on fold ``f``'s training rows; only
+    fold ``f``'s test rows score it. Same shapes as :func:`_evaluate`.
+    """
+    if setup.default_accuracy:
+        return _evaluate_chains(setup, per_fold, n_jobs, progress)
+    jobs = (
+        delayed(_nested_scores)(
+            setup.fitted, setup.X, setup.y, setup.splits, setup.scorer, orders, setup.grid
+        )
+        for orders in per_fold
+    )
+    units_done = [len(setup.grid) * (r + 1) for r in range(len(per_fold))]
+    scores = np.array(run_in_order(jobs, n_jobs=n_jobs, progress=progress, units_done=units_done))
     return scores[:, 0], scores[:, 1]
 
 
@@ -392,15 +418,37 @@ def ffa_rfa_many(
     list of DataFrame
         One curve per ranking, in order.
     """
-    if isinstance(rankings, (str, Ranking, GenericRanking)) or not len(rankings):
+    if isinstance(rankings, (str, Ranking, GenericRanking, FoldRankings)) or not len(rankings):
         raise InvalidParameterError("rankings must be a non-empty list of rankings")
     check_progress(progress)
+    carried = [r for r in rankings if isinstance(r, FoldRankings)]
+    if carried and isinstance(cv, (Integral, np.integer)):
+        cv = list(carried[0].splits)  # fold rankings bring their folds
     setup = _Setup(X, y, estimator, scoring, cv, grid, random_state)
-    orders = [feature_order(r, setup.names) for r in rankings]
-    ffa, rfa = _evaluate(setup, orders, n_jobs, progress)
+    per_fold, protocols, labels = [], [], []
+    for r in rankings:
+        est = resolve_ranker(r) if not isinstance(r, FoldRankings) else None
+        if est is not None:  # refit on every training fold
+            r = fold_rankings(est, setup.X, setup.y, cv=setup.splits, random_state=setup.seed)
+        if isinstance(r, FoldRankings):
+            if not r.same_folds(setup.splits):
+                raise InvalidParameterError(
+                    f"fold rankings {r.method!r} were fitted on other folds than cv gives"
+                )
+            per_fold.append(r.orders(setup.names))
+            protocols.append("nested")
+        else:
+            order = feature_order(r, setup.names)
+            per_fold.append([order] * len(setup.splits))
+            protocols.append("fixed")
+        labels.append(getattr(r, "method", None))
+    if all(p == "fixed" for p in protocols):  # one order on every fold: shared subsets
+        ffa, rfa = _evaluate(setup, [orders[0] for orders in per_fold], n_jobs, progress)
+    else:
+        ffa, rfa = _evaluate_nested(setup, per_fold, n_jobs, progress)
     return [
-        _frame(setup, ffa[r], rfa[r], kind="ranking", ranking=getattr(rk, "method", None))
-        for r, rk in enumerate(rankings)
+        _frame(setup, ffa[r], rfa[r], kind="ranking", ranking=labels[r], protocol=protocols[r])
+        for r in range(len(rankings))
     ]
 
 
@@ -424,9 +472,16 @@ def ffa_rfa(
 
     Parameters
     ----------
-    ranking : Ranking, GenericRanking or sequence of feature names / column indices
-        Best first; must list every column of ``X`` once. A GenericRanking's ties are
-        broken by natural name order.
+    ranking : ranker name or estimator, FoldRankings, Ranking, GenericRanking or sequence
+        A registry name or an unfitted ranker is **refit on the training rows of every
+        fold** and each fold's test rows score that fold's ranking (nested: the honest
+        estimate). :class:`~aggregation.evaluation.folds.FoldRankings` are rankings already
+        fitted per fold (e.g. an aggregate computed fold by fold); their folds are used.
+        A fixed ranking (a Ranking, a GenericRanking, whose ties are broken by natural name
+        order, or feature names / column indices best first, listing every column once)
+        is scored as it is on every fold: the error-curve paper's protocol, which is
+        optimistic when the ranking was fitted on these samples (the test folds then
+        helped choose the features; on pure noise such a ranking beats random).
     X : array-like or DataFrame of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
         Class labels (encoded 0..C-1 in sorted order) for a classifier, else numbers.
@@ -436,9 +491,10 @@ def ffa_rfa(
     scoring : str or callable, optional
         A scikit-learn scorer (higher is better). Default: the estimator's ``score``,
         accuracy for a classifier, R² for a regressor.
-    cv : int or splitter, default=10
+    cv : int, splitter or list of (train, test) pairs, default=10
         Number of shuffled folds (stratified for a classifier; the paper's 10-fold CV) seeded
-        by ``random_state``, or a splitter (split once; give it a fixed seed).
+        by ``random_state``, a splitter (split once; give it a fixed seed), or the folds.
+        Fold rankings bring their own folds.
     grid : "every", "geometric", int step or sequence of int, default="every"
         Subset sizes, see :func:`curve_grid`.
     n_jobs : int, optional
@@ -456,8 +512,8 @@ def ffa_rfa(
     -------
     DataFrame
         Columns ``i``, ``ffa``, ``rfa`` (mean over folds), ``ffa_std``, ``rfa_std`` (over
-        folds); ``attrs`` holds ``scoring``, ``n_features``, ``n_folds``, ``kind`` and
-        ``ranking`` (the ranking's method).
+        folds); ``attrs`` holds ``scoring``, ``n_features``, ``n_folds``, ``kind``,
+        ``ranking`` (the ranking's method) and ``protocol`` (``"nested"`` or ``"fixed"``).
 
     References
     ----------

@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 from joblib import delayed
 from sklearn.base import clone
-from sklearn.model_selection import KFold
 
 import rankers
 from aggregation._tasks import check_progress, run_in_order
 from aggregation.evaluation._inputs import feature_order
+from aggregation.evaluation.folds import FoldRankings, cv_splits
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 from rankers.neighbors import nearest_neighbors
 from rankers.ties import TIE_RTOL
@@ -86,7 +86,7 @@ def _fold_curve(est, Xtr, Xte, ytr, ks, metric, n_neighbors, scale, seed, n_rand
     if isinstance(est, str):  # "random": orders drawn from the fold's own seed
         rng = np.random.default_rng(seed)
         orders = [rng.permutation(Xtr.shape[1]) for _ in range(n_random)]
-    elif isinstance(est, np.ndarray):
+    elif isinstance(est, np.ndarray):  # this fold's order (fold rankings) or a fixed one
         orders = [est]
     else:
         if "random_state" in est.get_params() and est.get_params()["random_state"] is None:
@@ -138,12 +138,14 @@ def topk_curve(
 
     Parameters
     ----------
-    ranker : str, ranker estimator, "random", Ranking or sequence of feature names
+    ranker : str, ranker estimator, FoldRankings, "random", Ranking or sequence of names
         A registry name or an unfitted ranker is **refit on every training fold**
-        (no leakage). ``"random"`` scores ``n_random`` seeded random rankings per fold
+        (no leakage). :class:`~aggregation.evaluation.folds.FoldRankings` (rankings
+        already fitted per fold, e.g. an aggregate computed fold by fold) are scored on
+        their own folds. ``"random"`` scores ``n_random`` seeded random rankings per fold
         and averages them: the baseline every comparison should report. A
         :class:`~aggregation.Ranking` or a sequence of feature names (or indices) is a
-        fixed ranking, scored as it is.
+        fixed ranking, scored as it is (optimistic when it was fitted on these samples).
     X : array-like or DataFrame of shape (n_samples, n_features)
         The data; never modified.
     y : array-like, optional
@@ -159,8 +161,9 @@ def topk_curve(
         features of MAE/σ (the FRANe paper, 5NN).
     n_neighbors : int, optional
         Neighbours of the regressor; default 1 for mse/rmse and 5 for rmae.
-    cv : int, default=10
-        Number of folds (shuffled, seeded by ``random_state``).
+    cv : int, splitter or list of (train, test) pairs, default=10
+        Number of folds (shuffled, seeded by ``random_state``; not stratified), or the
+        folds themselves; ignored for FoldRankings, which carry their folds.
     scale : bool, default=True
         Standardise features with the training fold's mean and standard deviation
         before the neighbour search and the error, so every feature counts alike
@@ -203,28 +206,44 @@ def topk_curve(
     names = names if names is not None else default_feature_names(n)
     ks = geometric_grid(n) if ks is None else check_ks(ks, n)
     n_neighbors = METRICS[metric] if n_neighbors is None else int(n_neighbors)
-    if not isinstance(cv, (Integral, np.integer)) or cv < 2:
-        raise InvalidParameterError(f"cv must be an integer >= 2; got {cv!r}")
-    if cv > m:
-        raise InvalidParameterError(f"cv={cv} folds but X has only {m} samples")
-    min_train = m - int(np.ceil(m / cv))
+    if isinstance(ranker, FoldRankings):
+        splits = list(ranker.splits)
+        if any(max(tr.max(), te.max()) >= m for tr, te in splits):
+            raise InvalidInputError(f"the folds index rows that X (of {m} samples) lacks")
+        per_fold = ranker.orders(names)
+        rank_seeds = [0] * len(splits)
+    else:
+        if isinstance(cv, (Integral, np.integer)) and not isinstance(cv, bool):
+            if cv < 2:
+                raise InvalidParameterError(f"cv must be an integer >= 2; got {cv!r}")
+            if cv > m:
+                raise InvalidParameterError(f"cv={cv} folds but X has only {m} samples")
+        seed = check_seed(random_state)
+        # word 0 of the seed shuffles the folds (as cv_splits), the others seed the rankers
+        splits = cv_splits(Xc, None, cv=cv, random_state=seed, stratify=False)
+        rank_seeds = seed.generate_state(len(splits) + 1)[1:]
+        per_fold = None
+    min_train = min(len(tr) for tr, _ in splits)
     if n_neighbors < 1 or n_neighbors > min_train:
         raise InvalidParameterError(
             f"n_neighbors={n_neighbors} must be in 1..{min_train} (the smallest training fold)"
         )
-    est = _resolve_ranker(ranker, params)
-    if not isinstance(est, str) and not hasattr(est, "get_params"):
-        est = feature_order(est, names, what="ranker")
+    if per_fold is None:
+        est = _resolve_ranker(ranker, params)
+        if not isinstance(est, str) and not hasattr(est, "get_params"):
+            est = feature_order(est, names, what="ranker")
     yc = None if y is None else np.asarray(y)
     if yc is not None and len(yc) != m:
         raise InvalidInputError(f"y has {len(yc)} values but X has {m} samples")
 
-    fold_seed, *rank_seeds = check_seed(random_state).generate_state(cv + 1)
-    splits = list(KFold(n_splits=cv, shuffle=True, random_state=int(fold_seed)).split(Xc))
+    def fold_est(i):
+        if per_fold is not None:
+            return per_fold[i]
+        return est if isinstance(est, (str, np.ndarray)) else clone(est)
 
     jobs = (
         delayed(_fold_curve)(
-            est if isinstance(est, (str, np.ndarray)) else clone(est),
+            fold_est(i),
             Xc[tr],
             Xc[te],
             None if yc is None else yc[tr],
@@ -238,6 +257,7 @@ def topk_curve(
         for i, (tr, te) in enumerate(splits)
     )
     errors = np.array(run_in_order(jobs, n_jobs=n_jobs, progress=progress))  # (cv, len(ks))
+    cv = len(splits)
     if return_folds:
         folds, kk = np.meshgrid(np.arange(cv), ks, indexing="ij")
         return pd.DataFrame(
