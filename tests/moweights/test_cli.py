@@ -266,10 +266,16 @@ def test_an_unchanged_rerun_reuses_finished_rankers(tmp_path, counting):
 
 
 # ------------------------------------------------------------------ Ctrl-C
-# Marked slow (outside CI's fixed sample) after one ci-local run under heavy load in which the
-# interrupted process did not exit within 120 s; it passes on an idle machine. To investigate:
-# where SIGINT is lost while NSGA-II runs (see the session note).
-@pytest.mark.slow
+def _sigint_default() -> None:
+    # A process started in the background by a shell without job control (`cmd &` in a
+    # script, as CI runners and `(... &)` do) inherits SIGINT *ignored*, and Python then
+    # installs no KeyboardInterrupt handler: the run would never see the Ctrl-C. That, not
+    # the load, is how this test once hung in ci-local. The run gets the default, as a
+    # terminal's foreground job has.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+# no longer marked slow: with the default SIGINT it passes beside two CPU hogs (16 s)
 def test_ctrl_c_leaves_a_valid_partial_folder(tmp_path):
     path = tmp_path / "slow.toml"
     path.write_text(
@@ -295,6 +301,7 @@ def test_ctrl_c_leaves_a_valid_partial_folder(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=_sigint_default,
     )
     # waits on the file; the bound only stops a run that never gets there
     deadline = time.monotonic() + 600
