@@ -495,7 +495,8 @@ def main(argv: list[str] | None = None) -> dict:
             )
         lines += ["", f"Per data set ({score}, mean over folds):", "", _markdown(wide, ".4f"), ""]
     lines += [
-        f"Data sets missing here: {', '.join(missing)}; left out: {', '.join(fits.NOT_INDEPENDENT)} (a near copy of ORL).",
+        f"Data sets missing here: {', '.join(missing)}; "
+        f"left out: {', '.join(fits.NOT_INDEPENDENT)} (a near copy of ORL).",
         "",
     ]
     lines.append(f"Scoring took {time.perf_counter() - start:.0f} s.")

@@ -114,9 +114,9 @@ def load(dataset: Dataset) -> tuple[np.ndarray, np.ndarray]:
     return frame.to_numpy(dtype=np.float64), y.astype(np.intp)
 
 
-def n_folds(y: np.ndarray, wanted: int = N_FOLDS) -> int:
+def n_folds(y: np.ndarray, wanted: int | None = None) -> int:
     """Stratified folds need a class with that many samples: nci9's largest has 9."""
-    return int(min(wanted, np.bincount(y).max()))
+    return int(min(wanted or N_FOLDS, np.bincount(y).max()))
 
 
 def splits(y: np.ndarray, k: int, seed: int = FOLD_SEED) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -484,7 +484,8 @@ def main(argv: list[str] | None = None) -> None:
         status = run_cell(cell, X, y, folds, args.budget, commit)
         print(
             f"[{i + 1}/{len(cells)}] {d.name} {cell.ranker}{' (inner)' if cell.inner else ''}: "
-            f"{status}, {len(cell.done())}/{cell.n_jobs} folds, {time.perf_counter() - start:.1f} s",
+            f"{status}, {len(cell.done())}/{cell.n_jobs} folds, "
+            f"{time.perf_counter() - start:.1f} s",
             flush=True,
         )
 

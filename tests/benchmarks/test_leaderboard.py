@@ -1,0 +1,222 @@
+"""The leaderboard harness on small planted data: what its numbers mean.
+
+Two data sets written as scikit-feature ``.mat`` files: ``planted`` (3 of 40 features
+shift with the class) and ``noise`` (random labels, nothing to find). 3 outer folds, 3
+inner folds; seconds. No shared data needed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+SUP = ["anova_f", "t_test", "chi2"]
+UNSUP = ["variance", "laplacian"]
+
+
+def _write(folder: Path, name: str, X: np.ndarray, y: np.ndarray) -> dict:
+    from scipy.io import savemat
+
+    path = folder / f"{name}.mat"
+    savemat(path, {"X": X, "Y": y.reshape(-1, 1)})
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    return {
+        "name": name,
+        "file": path.name,
+        "n_samples": X.shape[0],
+        "n_features": X.shape[1],
+        "n_classes": len(np.unique(y)),
+        "sha256": sha,
+    }
+
+
+@pytest.fixture
+def lb(tmp_path, monkeypatch):
+    """(fits module, scoring module, data dir) with a temporary cache and 3 folds."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    for name in ("leaderboard", "leaderboard_fits"):
+        sys.modules.pop(name, None)
+    import leaderboard
+    import leaderboard_fits as fits
+
+    monkeypatch.setattr(fits, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(fits, "N_FOLDS", 3)
+    monkeypatch.setattr(
+        fits, "POOL", {"supervised": ("anova_f", "t_test", "chi2"), "unsupervised": tuple(UNSUP)}
+    )
+    data = tmp_path / "data"
+    data.mkdir()
+    rng = np.random.default_rng(0)
+    y = np.repeat([1, 2], 30)
+    planted = rng.normal(size=(60, 40))
+    planted[:, :3] += 1.5 * (y == 2)[:, None]
+    noise = rng.normal(size=(60, 300))
+    rows = [
+        _write(data, "planted", planted, y),
+        _write(data, "noise", noise, rng.permutation(y)),
+    ]
+    pd.DataFrame(rows).to_csv(data / "MANIFEST.csv", index=False)
+    yield fits, leaderboard, data
+    for name in ("leaderboard", "leaderboard_fits"):
+        sys.modules.pop(name, None)
+
+
+def _fit(fits, data, protocol="supervised", rankers=None):
+    args = ["--protocol", protocol, "--data-dir", str(data), "--budget", "600"]
+    fits.main(args + (["--rankers", *rankers] if rankers else []))
+
+
+def _dataset(fits, data, name):
+    present, _ = fits.list_datasets(data)
+    return next(d for d in present if d.name == name)
+
+
+def test_cells_store_every_fold_keyed_without_code(lb):
+    fits, _, data = lb
+    _fit(fits, data, rankers=["anova_f"])
+    d = _dataset(fits, data, "planted")
+    X, y = fits.load(d)
+    cell = fits.Cell(d, "anova_f", (), 3)
+    assert cell.done() == [0, 1, 2]
+    # the key: data set + sha, folds and seed, ranker + params hash; no code hash
+    assert cell.folder.parts[-3:] == (
+        f"planted-{d.sha256[:12]}",
+        "skf3-s0",
+        f"anova_f__{fits._hash({})}",
+    )
+    record = json.loads((cell.folder / "cell.json").read_text())
+    assert record["sha256"] == d.sha256 and record["attempts"][-1]["status"] == "ok"
+    # each fold's order is the ranker refit on that fold's training rows only
+    from sklearn.feature_selection import f_classif
+
+    for f, (train, _) in enumerate(fits.splits(y, 3)):
+        order, scores, meta = fits.read_fold(cell.folder, f)
+        np.testing.assert_allclose(scores, f_classif(X[train], y[train])[0], rtol=1e-6, atol=1e-9)
+        assert set(order[:3]) == {0, 1, 2} and len(meta["commit"]) == 40
+    # the inner cells of the pool: 3 inner folds of each of the 3 training parts
+    inner = fits.Cell(d, "anova_f", (), 3, fits.N_INNER)
+    assert len(inner.done()) == 9
+    for job, (train, test) in enumerate(fits.inner_splits(y, fits.splits(y, 3))):
+        outer_train = fits.splits(y, 3)[job // 3][0]
+        assert set(train) | set(test) <= set(outer_train)
+        _, scores, _ = fits.read_fold(inner.folder, job)
+        np.testing.assert_allclose(scores, f_classif(X[train], y[train])[0], rtol=1e-6, atol=1e-9)
+
+
+def test_a_cell_resumes_at_its_missing_fold(lb):
+    fits, _, data = lb
+    _fit(fits, data, rankers=["anova_f"])
+    d = _dataset(fits, data, "noise")
+    cell = fits.Cell(d, "anova_f", (), 3)
+    kept = (cell.folder / "fold_00.json").read_text()
+    for p in cell.folder.glob("fold_01.*"):
+        p.unlink()
+    assert fits.should_run(cell, 600, retry_failed=False)
+    _fit(fits, data, rankers=["anova_f"])
+    assert cell.done() == [0, 1, 2]
+    assert (cell.folder / "fold_00.json").read_text() == kept  # not refitted
+    attempts = json.loads((cell.folder / "cell.json").read_text())["attempts"]
+    assert [a["folds_before"] for a in attempts] == [0, 2]
+    assert not fits.should_run(cell, 600, retry_failed=False)
+
+
+def test_supervised_scores_mean_what_they_say(lb, tmp_path):
+    fits, leaderboard, data = lb
+    _fit(fits, data, rankers=SUP)
+    out = tmp_path / "board"
+    leaderboard.main(
+        ["--protocol", "supervised", "--members", *SUP, "--data-dir", str(data), "--out", str(out)]
+    )
+    scores = pd.read_csv(out / "supervised" / "scores_bacc_1_64.csv", index_col="dataset")
+    methods = set(scores.columns)
+    assert {*SUP, "random", "mean_rank", "borda", "kemeny_top32", "generic_tol"} <= methods
+    assert {"stacked_top3", "stacked_top1"} <= methods
+    # a planted signal scores well above random; pure noise does not (nested: the test
+    # rows never chose the features)
+    assert scores.loc["planted", "anova_f"] > scores.loc["planted", "random"] + 0.1
+    for method in [*SUP, "mean_rank", "stacked_top3"]:
+        assert abs(scores.loc["noise", method] - scores.loc["noise", "random"]) < 0.12
+    board = pd.read_csv(out / "supervised.csv")
+    assert list(board.columns) == ["method", "average_rank", "n_datasets"]
+    assert (board["n_datasets"] == 2).all()
+    assert board["average_rank"].is_monotonic_increasing
+    stats = json.loads((out / "supervised" / "stats.json").read_text())
+    assert stats["scores"]["bacc_1_64"]["best_single"] in SUP
+    # the committed top-256 orders re-derive the same scores without the cache
+    again = tmp_path / "again"
+    fits.CACHE = tmp_path / "empty-cache"
+    leaderboard.main(
+        [
+            "--protocol", "supervised", "--members", *SUP, "--data-dir", str(data),
+            "--out", str(again), "--from-orders", str(out),
+        ]
+    )  # fmt: skip
+    rederived = pd.read_csv(again / "supervised" / "scores_bacc_1_64.csv", index_col="dataset")
+    pd.testing.assert_frame_equal(rederived[sorted(methods)], scores[sorted(methods)])
+
+
+def test_aggregates_use_only_their_folds_members(lb):
+    fits, leaderboard, data = lb
+    _fit(fits, data, rankers=SUP)
+    d = _dataset(fits, data, "planted")
+    X, y = fits.load(d)
+    outer = fits.splits(y, 3)
+    orders, chosen = leaderboard.dataset_orders("supervised", d, X, y, outer, 3, SUP, SUP)
+    from aggregation import mean_rank
+    from aggregation.ranking import Ranking
+
+    names = [f"x{i}" for i in range(X.shape[1])]
+    for f in range(3):
+        members = [fits.read_fold(fits.Cell(d, m, (), 3).folder, f)[:2] for m in SUP]  # fold f only
+        expected = mean_rank([Ranking(names, s, m, order_idx=o) for (o, s), m in zip(members, SUP)])
+        assert list(orders["mean_rank"][f]) == [names.index(n) for n in expected.order]
+        # the ensemble's ranking of fold f: mean rank of the chosen members' fold-f rankings
+        picked = chosen[f]["chosen"].split()
+        assert set(picked) <= set(SUP) and len(picked) == 3
+    # changing another fold's stored member rankings leaves fold 0's aggregate unchanged
+    cell = fits.Cell(d, "anova_f", (), 3)
+    order = np.load(cell.folder / "fold_01.order.npy")
+    np.save(cell.folder / "fold_01.order.npy", order[::-1].copy())
+    scores = np.load(cell.folder / "fold_01.scores.npy")
+    np.save(cell.folder / "fold_01.scores.npy", -scores)
+    changed, _ = leaderboard.dataset_orders("supervised", d, X, y, outer, 3, SUP, SUP)
+    for name in leaderboard.AGGREGATES:
+        np.testing.assert_array_equal(changed[name][0], orders[name][0])
+        np.testing.assert_array_equal(changed[name][2], orders[name][2])
+    assert not np.array_equal(changed["mean_rank"][1], orders["mean_rank"][1])
+
+
+def test_unsupervised_board(lb, tmp_path):
+    fits, leaderboard, data = lb
+    _fit(fits, data, protocol="unsupervised", rankers=UNSUP)
+    out = tmp_path / "board"
+    leaderboard.main(
+        ["--protocol", "unsupervised", "--members", *UNSUP, "--data-dir", str(data),
+         "--out", str(out)]
+    )  # fmt: skip
+    mse = pd.read_csv(out / "unsupervised" / "scores_mse_16.csv", index_col="dataset")
+    assert {*UNSUP, "random", "mean_rank", "stacked_top3"} <= set(mse.columns)
+    assert (mse > 0).all().all()
+    board = pd.read_csv(out / "unsupervised.csv")
+    assert set(board["method"]) == set(mse.columns)
+
+
+def test_holm_and_complete_table(lb):
+    _, leaderboard, _ = lb
+    # Holm: sorted p times (m - i), made monotone, capped at 1
+    np.testing.assert_allclose(
+        leaderboard.holm(np.array([0.01, 0.04, 0.03, 0.5])), [0.04, 0.09, 0.09, 0.5]
+    )
+    table = pd.DataFrame(
+        {"a": [1.0, 2.0, np.nan], "b": [1.0, np.nan, np.nan], "c": [1.0, 2.0, 3.0]},
+        index=["s1", "s2", "s3"],
+    )
+    kept, methods, sets = leaderboard.complete_table(table)
+    assert methods == ["b"] and sets == ["s3"] and list(kept.columns) == ["a", "c"]
