@@ -26,6 +26,8 @@ from pathlib import Path
 from moweights.errors import (
     ConfigError,
     DataFileError,
+    InvalidInputError,
+    InvalidParameterError,
     MoweightsError,
     OutputFolderError,
     RunLockedError,
@@ -430,10 +432,13 @@ def _schema(args, verbosity: int) -> int:
 def _fetch(args, verbosity: int) -> int:
     from moweights import fetch
 
-    if args.source == "skfeature":
-        path = fetch.skfeature_path(args.name, data_home=args.data_home)
-    else:
-        path = fetch.pmlb_path(args.name, data_home=args.data_home)
+    try:
+        if args.source == "skfeature":
+            path = fetch.skfeature_path(args.name, data_home=args.data_home)
+        else:
+            path = fetch.pmlb_path(args.name, data_home=args.data_home)
+    except InvalidParameterError as exc:  # an unknown name: bad usage (offline stays 1)
+        raise _UsageError(str(exc)) from None
     print(path)
     return EXIT_OK
 
@@ -442,8 +447,11 @@ def _recommend(args, verbosity: int) -> int:
     from moweights.datasets import load_file
     from moweights.recommend import recommend
 
-    X, y = load_file(args.data, target=args.target)
-    table = recommend(X, y, top=args.top, atlas=args.atlas)
+    try:
+        X, y = load_file(args.data, target=args.target)
+        table = recommend(X, y, top=args.top, atlas=args.atlas)
+    except (InvalidInputError, InvalidParameterError) as exc:  # the file or the options
+        raise _UsageError(str(exc)) from None
     kind = f"classes in {args.target!r}" if y is not None else "no target"
     print(f"{args.data}: {X.shape[0]} rows x {X.shape[1]} features, {kind}")
     for i, row in table.iterrows():

@@ -3,6 +3,7 @@ the planted-structure generator and the public benchmark sets (fetched, checked,
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ __all__ = [
     "ERROR_CURVE_DATA",
     "GENERATED",
     "Planted",
+    "check_data_path",
     "fetch_openml",
     "fetch_pmlb",
     "fetch_skfeature",
@@ -87,6 +89,47 @@ def _kind(path: Path) -> str:
     return kind
 
 
+_SPECIAL = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def check_data_path(path) -> Path:
+    """``path`` if it names a regular file; else the one-line error saying what it is.
+
+    A folder, a FIFO (reading one waits for a writer), a device (``/dev/zero`` never
+    ends) and a missing file are told apart, so the message says what to change.
+
+    Raises
+    ------
+    DataFileError
+    """
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        from moweights.fetch import missing_file_hint
+
+        hint = missing_file_hint(path)
+        raise DataFileError(
+            f"data file not found: {path}" + (f"; {hint}" if hint else "")
+        ) from None
+    except OSError as exc:
+        raise DataFileError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
+        raise DataFileError(
+            f"{path} is a folder, not a data file; name a file in it "
+            "(.csv, .tsv, .parquet, .mat or .h5ad)"
+        )
+    if not stat.S_ISREG(mode):
+        what = _SPECIAL.get(stat.S_IFMT(mode), "not a file")
+        raise DataFileError(f"{path} is not a regular file ({what}); name a data file")
+    return path
+
+
 def read_columns(path) -> list[str]:
     """The column names of a data file, from its header only (a config check reads these).
 
@@ -100,7 +143,7 @@ def read_columns(path) -> list[str]:
     DataFileError
         When the file is missing, unreadable, or not in the format its name says.
     """
-    path = Path(path)
+    path = check_data_path(path)
     kind = _kind(path)
     if kind == "h5ad":
         return h5ad_columns(path)
@@ -153,12 +196,7 @@ def load_file(path, target: str | None = None) -> tuple[pd.DataFrame, pd.Series 
         csv, ragged rows, a corrupt parquet or .mat file), or a target it lacks; the
         message is one line naming the file.
     """
-    path = Path(path)
-    if not path.is_file():
-        from moweights.fetch import missing_file_hint
-
-        hint = missing_file_hint(path)
-        raise DataFileError(f"data file not found: {path}" + (f"; {hint}" if hint else ""))
+    path = check_data_path(path)
     if _kind(path) == "h5ad":
         return read_h5ad(path, target)
     if _kind(path) == "mat":

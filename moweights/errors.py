@@ -23,6 +23,7 @@ __all__ = [
     "ConfigError",
     "DataFetchError",
     "DataFileError",
+    "DataPreparationWarning",
     "InvalidInputError",
     "InvalidParameterError",
     "MoweightsError",
@@ -46,3 +47,8 @@ class StaleLockWarning(UserWarning):
 
 class DataFetchError(MoweightsError, OSError):
     """A data set could not be fetched: offline, a bad checksum, an unknown name."""
+
+
+class DataPreparationWarning(UserWarning):
+    """A table was prepared as asked, but in a way worth a second look (e.g. one-hot
+    encoding a column of very many levels)."""

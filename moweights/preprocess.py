@@ -17,15 +17,24 @@ Order of the steps
 4. ``categorical``: ``"onehot"`` replaces each text column by one 0/1 column per value
    (named ``column=value``), ``"ordinal"`` by the value's position in sorted order,
    ``"drop"`` removes it.
+
+What is refused rather than encoded: repeated column names (under every option); a text
+column holding a different value in every row of a table of 10 rows or more (an
+identifier: one-hot would make one column per row, an ordinal code would rank the ids),
+whose place is ``[data].drop``; date/time columns under ``"onehot"`` (one column per time
+point), which ``"ordinal"`` codes in time order. A text column of more than 50 levels is
+one-hot encoded with a :class:`~moweights.errors.DataPreparationWarning` naming it.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from moweights.errors import DataPreparationWarning
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = ["CATEGORICAL", "MISSING", "PreparedTable", "prepare_table", "transpose_table"]
@@ -43,6 +52,10 @@ MISSING = (
 CATEGORICAL = ("error", "onehot", "ordinal", "drop")
 
 _SHOWN = 8  # column names listed in a message before "and N more"
+#: a text column with a different value in each of at least this many rows is an identifier
+_ID_MIN_ROWS = 10
+#: one-hot encoding a column of more levels than this warns
+_MANY_LEVELS = 50
 
 
 @dataclass
@@ -74,6 +87,22 @@ def _names(columns) -> str:
 
 def _is_text(series: pd.Series) -> bool:
     return not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series))
+
+
+def _is_time(series: pd.Series) -> bool:
+    """Dates, times, durations and periods: ordered values, not categories."""
+    dtype = series.dtype
+    return (
+        pd.api.types.is_datetime64_any_dtype(dtype)
+        or pd.api.types.is_timedelta64_dtype(dtype)
+        or isinstance(dtype, pd.PeriodDtype)
+    )
+
+
+def _is_identifier(series: pd.Series) -> bool:
+    """A different value in every row (of enough rows to tell): a sample id, not a category."""
+    values = series.dropna()
+    return len(values) >= _ID_MIN_ROWS and values.nunique() == len(values)
 
 
 def transpose_table(frame: pd.DataFrame, *, target: str | None = None) -> pd.DataFrame:
@@ -176,6 +205,11 @@ def prepare_table(
         raise InvalidInputError(f"prepare_table takes a DataFrame; got {type(X).__name__}")
     if y is not None and len(y) != len(X):
         raise InvalidInputError(f"y has {len(y)} values for {len(X)} rows of X")
+    if not X.columns.is_unique:  # pandas' own column operations fail on them, unnamed
+        raise InvalidInputError(
+            f"repeated column names: {_names(X.columns[X.columns.duplicated()].unique())}; "
+            "rename them so that every column has a name of its own"
+        )
     X = X.copy()
     # by position, as the rankers pair them (a Series would be aligned by its labels)
     y = (
@@ -259,25 +293,42 @@ def _handle_text(X, text, categorical, steps):
     if categorical == "drop":
         steps.append(f"dropped {len(text)} text column(s): {_names(text)}")
         return X.drop(columns=text)
-    values = X[text].astype(str)
+    times = [c for c in text if _is_time(X[c])]
+    if categorical == "onehot" and times:
+        raise InvalidInputError(
+            f"date/time column(s) {_names(times)} are not categories: one-hot encoding would "
+            "make a column per time point; choose categorical = 'ordinal' (codes in time "
+            "order) or 'drop', or drop them ([data].drop)"
+        )
+    ids = [c for c in text if c not in times and _is_identifier(X[c])]
+    if ids:
+        raise InvalidInputError(
+            f"text column(s) {_names(ids)} hold a different value in every row: an "
+            "identifier, not a category, which no encoding makes a feature; drop them "
+            f"([data] drop = {[str(c) for c in ids[:_SHOWN]]}, or categorical = 'drop')"
+        )
     if categorical == "ordinal":
-        from sklearn.preprocessing import OrdinalEncoder
-
-        codes = OrdinalEncoder().fit_transform(values)
-        blocks = {
-            col: pd.DataFrame(codes[:, [j]], index=X.index, columns=[col])
-            for j, col in enumerate(text)
-        }
+        blocks = {col: _ordinal(X[col], _is_time(X[col])) for col in text}
         steps.append(
             f"coded {len(text)} text column(s) by their values' sorted order: {_names(text)}"
         )
     else:
         from sklearn.preprocessing import OneHotEncoder
 
+        for col in text:
+            levels = int(X[col].nunique())
+            if levels > _MANY_LEVELS:
+                warnings.warn(
+                    f"text column {str(col)!r} has {levels} levels: one-hot encoding makes "
+                    f"{levels} columns of it; consider categorical = 'ordinal', or dropping "
+                    "it ([data].drop)",
+                    DataPreparationWarning,
+                    stacklevel=4,
+                )
         encoder = OneHotEncoder(
             sparse_output=False, dtype=np.float64, feature_name_combiner=_combine_name
         )
-        codes = encoder.fit_transform(values)
+        codes = encoder.fit_transform(X[text].astype(str))
         names = list(encoder.get_feature_names_out(text))
         ends = np.cumsum([len(c) for c in encoder.categories_])
         blocks = {
@@ -296,6 +347,13 @@ def _handle_text(X, text, categorical, steps):
             f"{_names(out.columns[out.columns.duplicated()].unique())}; rename the columns"
         )
     return out
+
+
+def _ordinal(column: pd.Series, is_time: bool) -> pd.DataFrame:
+    """A column coded 0, 1, ... by its values' sorted order: times by time, text as text."""
+    values = column if is_time else column.astype(str)
+    codes, _ = pd.factorize(values, sort=True)
+    return pd.DataFrame({column.name: codes.astype(np.float64)}, index=column.index)
 
 
 def _combine_name(feature: str, category) -> str:

@@ -165,11 +165,12 @@ def _resolve(p, where: str, path: str | None, base_dir: Path) -> Path | None:
         return None
     resolved = Path(path).expanduser()
     resolved = resolved if resolved.is_absolute() else (base_dir / resolved).resolve()
-    if not resolved.is_file():
-        from moweights.fetch import missing_file_hint
+    from moweights.datasets import check_data_path
 
-        hint = missing_file_hint(resolved)
-        p.add(where, f"file not found: {resolved}" + (f"; {hint}" if hint else ""))
+    try:
+        check_data_path(resolved)
+    except MoweightsError as exc:  # missing, a folder, a FIFO or a device
+        p.add(where, str(exc))
     return resolved
 
 

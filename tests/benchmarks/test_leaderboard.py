@@ -174,12 +174,16 @@ def test_aggregates_use_only_their_folds_members(lb):
 
     names = [f"x{i}" for i in range(X.shape[1])]
     for f in range(3):
-        members = [fits.read_fold(fits.Cell(d, m, (), 3).folder, f)[:2] for m in SUP]  # fold f only
-        expected = mean_rank([Ranking(names, s, m, order_idx=o) for (o, s), m in zip(members, SUP)])
+        stored = {m: fits.read_fold(fits.Cell(d, m, (), 3).folder, f)[:2] for m in SUP}  # fold f
+        rankings = {m: Ranking(names, s, m, order_idx=o) for m, (o, s) in stored.items()}
+        expected = mean_rank(list(rankings.values()))
         assert list(orders["mean_rank"][f]) == [names.index(n) for n in expected.order]
-        # the ensemble's ranking of fold f: mean rank of the chosen members' fold-f rankings
+        # the ensemble's fold f: mean rank of the chosen members' fold-f rankings
         picked = chosen[f]["chosen"].split()
         assert set(picked) <= set(SUP) and len(picked) == 3
+        ensemble = mean_rank([rankings[m] for m in picked])
+        assert list(orders["stacked_top3"][f]) == [names.index(n) for n in ensemble.order]
+        assert list(orders["stacked_top1"][f]) == list(stored[picked[0]][0])
     # changing another fold's stored member rankings leaves fold 0's aggregate unchanged
     cell = fits.Cell(d, "anova_f", (), 3)
     order = np.load(cell.folder / "fold_01.order.npy")

@@ -23,7 +23,7 @@ def test_fetch_prints_the_checked_path(tmp_path, monkeypatch, capsys):
 
 
 def test_fetch_names_an_unknown_data_set(capsys):
-    assert main(["fetch", "skfeature", "Nope"]) == 1
+    assert main(["fetch", "skfeature", "Nope"]) == 2  # bad usage (README), as offline is 1
     assert "unknown scikit-feature data set 'Nope'; known: ALLAML" in capsys.readouterr().err
 
 

@@ -297,3 +297,37 @@ def test_a_refusing_file_system_is_one_line(iris, capsys, monkeypatch):
     assert capsys.readouterr().err.strip().splitlines() == [
         "error: No space left on device (results/scores.csv)"
     ]
+
+
+# ------------------------------------------------------------------ named things that are not there
+# (issue 37 item 8: `fetch` of an unknown name exited 1, `recommend /etc` said "not found")
+@pytest.mark.parametrize(
+    ("source", "name", "needle"),
+    [("pmlb", "nosuchname", "unknown PMLB data set 'nosuchname'; known: sonar"),
+     ("skfeature", "nope", "unknown scikit-feature data set 'nope'; known: ")],
+)  # fmt: skip
+def test_fetch_of_an_unknown_name_is_bad_usage(tmp_path, source, name, needle):
+    proc = _command("fetch", source, name, "--data-home", str(tmp_path / "cache"), cwd=tmp_path)
+    _assert_one_line(proc, needle, code=2)
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.*"))
+
+
+def test_recommend_names_a_folder_and_a_fifo_for_what_they_are(tmp_path):
+    (tmp_path / "data.csv").mkdir()
+    _assert_one_line(
+        _command("recommend", "data.csv", cwd=tmp_path), "data.csv is a folder, not a data file"
+    )
+    _assert_one_line(_command("recommend", "/etc", cwd=tmp_path), "/etc is a folder")
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "pipe.csv")
+        proc = _command("recommend", "pipe.csv", cwd=tmp_path)  # must not wait for a writer
+        _assert_one_line(proc, "pipe.csv is not a regular file (a FIFO)")
+    _assert_one_line(_command("recommend", "absent.csv", cwd=tmp_path), "not found: absent.csv")
+
+
+def test_a_config_naming_a_folder_as_its_data_says_so(tmp_path):
+    (tmp_path / "data.csv").mkdir()
+    path = _config(tmp_path, '[data]\npath = "data.csv"\n')
+    for command in ("validate", "run"):
+        proc = _command(command, str(path), *_out(command), cwd=tmp_path)
+        _assert_one_line(proc, "data.csv is a folder, not a data file")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -202,3 +204,65 @@ def test_a_config_names_bad_options_and_transposes_genes_as_rows(tmp_path):
     X, y = load_data(config)
     assert X.columns.tolist() == ["A", "B"] and X.index.tolist() == ["s1", "s2", "s3"]
     assert y.tolist() == [0, 1, 0]
+
+
+# ---------------------------------------------------------------- tables that cannot be encoded
+# (issue 37 item 8: each was a raw pandas error or a silent blow-up of the columns)
+@pytest.mark.parametrize("categorical", CATEGORICAL)
+@pytest.mark.parametrize("missing", ["error", "drop_rows", "impute_median"])
+def test_repeated_column_names_are_named_under_every_option(missing, categorical):
+    X = pd.DataFrame([[1.0, "a", "b"], [2.0, "c", "d"], [3.0, "a", "d"]], columns=["x", "t", "t"])
+    with pytest.raises(InvalidInputError, match=r"repeated column names: 't'.*rename"):
+        prepare_table(X, missing=missing, categorical=categorical)
+
+
+@pytest.mark.parametrize("categorical", ["onehot", "ordinal"])
+@pytest.mark.parametrize("make", [lambda i: f"patient-{i}", lambda i: f"{i:05d}"])
+def test_an_identifier_column_is_refused_not_encoded(categorical, make):
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.normal(size=200), "id": [make(i) for i in range(200)]})
+    X["ward"] = np.where(X["age"] > 0, "a", "b")
+    with pytest.raises(InvalidInputError) as info:
+        prepare_table(X, categorical=categorical)
+    msg = str(info.value)
+    assert "'id'" in msg and "every row" in msg and "drop" in msg
+    assert "'ward'" not in msg  # a real category is not an identifier
+    out = prepare_table(X.drop(columns="id"), categorical=categorical)
+    assert out.X.shape[1] == (3 if categorical == "onehot" else 2)
+
+
+def test_a_few_rows_all_distinct_are_still_categories():
+    X = pd.DataFrame({"n": [1.0, 2.0, 3.0], "t": ["x", "y", "z"]})
+    assert prepare_table(X, categorical="onehot").X.shape == (3, 4)
+
+
+def test_many_levels_warn_naming_the_column_and_the_count():
+    from moweights.errors import DataPreparationWarning
+
+    levels = [f"c{i % 120}" for i in range(600)]  # 120 levels, each 5 times: not an id
+    X = pd.DataFrame({"n": np.arange(600.0), "code": levels, "ward": ["a", "b"] * 300})
+    with pytest.warns(DataPreparationWarning, match=r"'code'.*120 levels.*120 columns") as seen:
+        out = prepare_table(X, categorical="onehot")
+    assert not any("'ward'" in str(w.message) for w in seen)
+    assert out.X.shape[1] == 1 + 120 + 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataPreparationWarning)
+        prepare_table(X, categorical="ordinal")  # one column per column: nothing to warn
+
+
+@pytest.mark.parametrize(
+    "when",
+    [
+        pd.date_range("2024-01-01", periods=6, freq="h"),
+        pd.date_range("2024-01-01", periods=6, freq="D", tz="Europe/Berlin"),
+        pd.to_timedelta(np.arange(6), unit="s"),
+        pd.period_range("2024-01", periods=6, freq="M"),
+    ],
+)
+def test_dates_and_times_are_not_one_hot_encoded(when):
+    X = pd.DataFrame({"n": np.arange(6.0), "when": when, "ward": list("ababab")})
+    with pytest.raises(InvalidInputError, match=r"date/time column.*'when'.*ordinal.*drop"):
+        prepare_table(X, categorical="onehot")
+    out = prepare_table(X, categorical="ordinal")  # the time order, as numbers
+    assert out.X["when"].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert prepare_table(X, categorical="drop").X.columns.tolist() == ["n"]
