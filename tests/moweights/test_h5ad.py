@@ -139,3 +139,83 @@ def test_a_config_reads_h5ad(tmp_path):
     config_path.write_text(bad, encoding="utf-8")
     with pytest.raises(Exception, match=r"\[data\]\.target.*'label' is not in cells\.h5ad"):
         load_config(config_path)
+
+
+# ------------------------------------------------------ malformed files (issue 37 item 6)
+# Every index and declared size in the file is checked before an array is allocated.
+@pytest.mark.parametrize("bad", [2, 7, -2])
+def test_category_codes_outside_the_categories_are_named(tmp_path, bad):
+    path = write_h5ad(tmp_path / "a.h5ad", codes=(0, 1, bad, 1))
+    with pytest.raises(DataFileError, match=rf"obs column 'cell_type'.*code {bad}.*2 categories"):
+        load_file(path, target="cell_type")
+
+
+def _file(path, build):
+    with h5py.File(path, "w") as f:
+        build(f)
+        _frame(f, "var", GENES, {})
+        _frame(f, "obs", CELLS, {"age": _numbers([30, 41, 52, 63])})
+    return path
+
+
+def test_a_declared_dense_shape_beyond_memory_is_refused_before_reading(tmp_path):
+    from rankers.exceptions import NotEnoughMemoryError
+
+    def build(f):  # 8 TB declared, nothing stored: the file is a few kB
+        f.create_dataset("X", shape=(1_000_000, 1_000_000), dtype="f8", chunks=(1, 1000))
+
+    path = _file(tmp_path / "big.h5ad", build)
+    with pytest.raises(NotEnoughMemoryError, match=r"big\.h5ad.*1000000 x 1000000") as info:
+        load_file(path)
+    assert info.value.needed >= 8e12
+
+
+@pytest.mark.parametrize(
+    ("parts", "needle"),
+    [
+        ({"shape": (10_000_000, 1_000_000)}, None),  # densifying 80 TB
+        ({"indptr": [0, 1, 2]}, "indptr has 3 entries for 4 rows"),
+        ({"indices": [0, 9, 2, 1, 0]}, "column indices outside 0..2"),
+        ({"data": [1.0, 2.0]}, "2 values for 5 column indices"),
+        ({"indptr": [0, 1, 2, 6, 5]}, "indptr"),
+        ({"shape": (4, -3)}, "shape"),
+        ({"shape": (4,)}, "shape"),
+    ],
+)
+def test_an_inconsistent_sparse_matrix_is_named(tmp_path, parts, needle):
+    from rankers.exceptions import NotEnoughMemoryError
+
+    m = sparse.csr_matrix(X)
+    given = {"shape": X.shape, "data": m.data, "indices": m.indices, "indptr": m.indptr, **parts}
+
+    def build(f):
+        group = f.create_group("X")
+        group.attrs.update({"encoding-type": "csr_matrix", "shape": given["shape"]})
+        for key in ("data", "indices", "indptr"):
+            group[key] = np.asarray(given[key])
+
+    path = _file(tmp_path / "sparse.h5ad", build)
+    if needle is None:
+        with pytest.raises(NotEnoughMemoryError, match=r"sparse\.h5ad.*10000000 x 1000000"):
+            load_file(path)
+        return
+    with pytest.raises(DataFileError, match=needle):
+        load_file(path)
+
+
+def test_names_and_obs_columns_of_the_wrong_length_are_named(tmp_path):
+    def build(f):
+        f["X"] = X
+
+    path = tmp_path / "a.h5ad"
+    with h5py.File(path, "w") as f:
+        build(f)
+        _frame(f, "var", GENES[:2], {})
+        _frame(f, "obs", CELLS, {"age": _numbers([30, 41, 52])})
+    with pytest.raises(DataFileError, match="var has 2 names for 3 columns"):
+        load_file(path)
+    with h5py.File(path, "a") as f:
+        del f["var"]
+        _frame(f, "var", GENES, {})
+    with pytest.raises(DataFileError, match="obs column 'age' has 3 values for 4 rows"):
+        load_file(path, target="age")
