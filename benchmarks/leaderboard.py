@@ -50,6 +50,8 @@ import leaderboard_fits as fits  # the fitting half: cells, folds, cache (benchm
 import numpy as np
 import pandas as pd
 
+from moweights.ensemble import best_first
+
 TOP_K = 256
 SCORES = {  # protocol -> {score: (higher is better, description)}
     "supervised": {
@@ -238,8 +240,8 @@ def stacking(
     chosen = []
     for f in range(k):
         row = table.loc[f]
-        # best first, a tie (1e-12) by the pool's fixed order
-        ranked = sorted(pool, key=lambda m: ((-row[m] if higher else row[m]), pool.index(m)))
+        # best first; scores within 1e-9 (relative) tie and keep the pool's order
+        ranked = best_first({m: float(row[m]) for m in pool}, higher)
         names = memo["names"]
         for label, size in (("stacked_top3", 3), ("stacked_top1", 1)):
             members = [memo["members"][m][f] for m in ranked[:size]]

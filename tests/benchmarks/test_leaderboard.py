@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-SUP = ["anova_f", "t_test", "chi2"]
+SUP = ["anova_f", "t_test", "chi2", "info_gain"]
 UNSUP = ["variance", "laplacian"]
 
 
@@ -48,9 +48,7 @@ def lb(tmp_path, monkeypatch):
 
     monkeypatch.setattr(fits, "CACHE", tmp_path / "cache")
     monkeypatch.setattr(fits, "N_FOLDS", 3)
-    monkeypatch.setattr(
-        fits, "POOL", {"supervised": ("anova_f", "t_test", "chi2"), "unsupervised": tuple(UNSUP)}
-    )
+    monkeypatch.setattr(fits, "POOL", {"supervised": tuple(SUP), "unsupervised": tuple(UNSUP)})
     data = tmp_path / "data"
     data.mkdir()
     rng = np.random.default_rng(0)
@@ -180,7 +178,7 @@ def test_aggregates_use_only_their_folds_members(lb):
         assert list(orders["mean_rank"][f]) == [names.index(n) for n in expected.order]
         # the ensemble's fold f: mean rank of the chosen members' fold-f rankings
         picked = chosen[f]["chosen"].split()
-        assert set(picked) <= set(SUP) and len(picked) == 3
+        assert set(picked) < set(SUP) and len(picked) == 3
         ensemble = mean_rank([rankings[m] for m in picked])
         assert list(orders["stacked_top3"][f]) == [names.index(n) for n in ensemble.order]
         assert list(orders["stacked_top1"][f]) == list(stored[picked[0]][0])
@@ -224,3 +222,21 @@ def test_holm_and_complete_table(lb):
     )
     kept, methods, sets = leaderboard.complete_table(table)
     assert methods == ["b"] and sets == ["s3"] and list(kept.columns) == ["a", "c"]
+
+
+def test_the_harness_ensemble_is_the_product_ranker(lb):
+    """stacked_top3 of fold f = moweights.ensemble.StackedRanker fitted on that training part."""
+    fits, leaderboard, data = lb
+    _fit(fits, data, rankers=SUP)
+    from moweights.ensemble import StackedRanker
+
+    for name in ("planted", "noise"):
+        d = _dataset(fits, data, name)
+        X, y = fits.load(d)
+        outer = fits.splits(y, 3)
+        orders, chosen = leaderboard.dataset_orders("supervised", d, X, y, outer, 3, SUP, SUP)
+        for f, (train, _) in enumerate(outer):
+            ranker = StackedRanker(pool=SUP, n_members=3, cv=3, random_state=0)
+            ranker.fit(X[train], y[train])
+            assert ranker.members_ == chosen[f]["chosen"].split()
+            np.testing.assert_array_equal(ranker.ranking_, orders["stacked_top3"][f])

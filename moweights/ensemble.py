@@ -1,0 +1,198 @@
+"""Stacking for rankings: the members that rank best on inner folds, combined by mean rank.
+
+The best single ranker changes with the structure of the data (``docs/guide/which-ranker.md``):
+a fixed combination of every ranker averages the good members with those that fail on this
+structure. :class:`StackedRanker` chooses instead, on the data it is given: it splits them
+into inner folds, refits every member of a pool on each inner training part, scores the
+member's ranking on the inner test part by the task's held-out score, and combines the
+``n_members`` best members, refit on all the data, by mean rank. It is the ensemble of the
+leaderboards (``docs/guide/leaderboards.md``), where it is itself evaluated nested: fitted
+on each outer training fold, so the inner folds only ever see training rows.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+
+from rankers._param_validation import Interval, StrOptions
+from rankers.base import BaseRanker
+from rankers.exceptions import InvalidParameterError
+
+__all__ = ["POOLS", "StackedRanker", "best_first"]
+
+#: default pools: the fast rankers of each task (three extra fits per inner fold stay cheap)
+POOLS = {
+    "classification": (
+        "anova_f", "chi2", "estimator_importance", "fisher_score", "info_gain",
+        "random_forest", "relieff", "svm_rfe", "t_test",
+    ),
+    "unsupervised": (
+        "compactness", "frane", "laplacian", "mcfs", "ndfs", "spec", "urelief", "variance",
+    ),
+}  # fmt: skip
+
+
+def best_first(scores: dict[str, float], higher: bool) -> list[str]:
+    """Names by score, best first; scores within 1e-9 (relative) of each other are tied
+    and keep the given order (:func:`rankers.ties.tie_groups`), so the choice does not
+    depend on the last bits of a score."""
+    from rankers.ties import tie_groups
+
+    values = np.array(list(scores.values()), dtype=float)
+    order, _ = tie_groups(values, descending=higher)
+    names = list(scores)
+    return [names[i] for i in order]
+
+
+class StackedRanker(BaseRanker):
+    """The pool's best rankers on inner folds, combined by mean rank (stacking for rankings).
+
+    Parameters
+    ----------
+    k : int, "all" or None, default=None
+        Number of best features kept by ``transform``.
+    task : {"classification", "unsupervised"}, default="classification"
+        What the inner folds score. ``"classification"``: balanced accuracy of a 5-nearest-
+        neighbour classifier on the top k features, averaged over k = 1..64
+        (:func:`aggregation.evaluation.class_curve`; needs class labels).
+        ``"unsupervised"``: mean squared error of a 1NN regression of every feature from
+        the top 16 (:func:`aggregation.evaluation.topk_curve`; y is ignored).
+    pool : sequence of str or None, default=None
+        Registry names of the candidate members; None: :data:`POOLS` of the task.
+    n_members : int, default=3
+        How many of the best-scoring members are combined.
+    cv : int, default=3
+        Inner folds (stratified by the classes for classification), shuffled with
+        ``random_state``.
+    n_clusters : int or None, default=None
+        Passed to members that take it (MCFS, NDFS); None leaves their default.
+    random_state : int, RandomState or None, default=None
+        Seeds the inner folds and every member that has a ``random_state`` (the same
+        value is passed to each).
+
+    Attributes
+    ----------
+    scores_ : ndarray of shape (n_features_in_,)
+        Minus the mean rank of each feature over the chosen members (higher = better).
+    members_ : list of str
+        The chosen members, best inner score first.
+    inner_scores_ : Series
+        Every pool member's mean inner score (higher is better for classification,
+        lower for the unsupervised error).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_wine
+    >>> X, y = load_wine(return_X_y=True)
+    >>> ranker = StackedRanker(pool=["anova_f", "chi2", "relieff", "t_test"], random_state=0)
+    >>> len(ranker.fit(X, y).members_)
+    3
+    """
+
+    target_kind = "classification"
+    requires_y = True
+    accepts_sparse = False
+    deterministic = False
+    scale_invariant = False
+    reference: ClassVar[str] = "moweights leaderboards (docs/guide/leaderboards.md)"
+    _contract_test_params: ClassVar[dict] = {"pool": ["anova_f", "chi2", "t_test"], "cv": 2}
+    _parameter_constraints: ClassVar[dict] = {
+        **BaseRanker._parameter_constraints,
+        "task": [StrOptions({"classification", "unsupervised"})],
+        "pool": [None, list, tuple],
+        "n_members": [Interval(Integral, 1, None, closed="left")],
+        "cv": [Interval(Integral, 2, None, closed="left")],
+        "n_clusters": [None, Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        k=None,
+        task: str = "classification",
+        pool=None,
+        n_members: int = 3,
+        cv: int = 3,
+        n_clusters: int | None = None,
+        random_state=None,
+    ):
+        self.k = k
+        self.task = task
+        self.pool = pool
+        self.n_members = n_members
+        self.cv = cv
+        self.n_clusters = n_clusters
+        self.random_state = random_state
+
+    def _requires_y(self) -> bool:
+        return self.task == "classification"
+
+    def _members(self) -> list:
+        import rankers
+
+        names = list(POOLS[self.task] if self.pool is None else self.pool)
+        if len(set(names)) != len(names) or not names:
+            raise InvalidParameterError(f"pool must name distinct rankers; got {names}")
+        if self.n_members > len(names):
+            raise InvalidParameterError(
+                f"n_members={self.n_members} but the pool has {len(names)} rankers"
+            )
+        out = []
+        for name in names:
+            est = rankers.get(name)
+            params = est.get_params()
+            if "random_state" in params:
+                est.set_params(random_state=self.random_state)
+            if "n_clusters" in params and self.n_clusters is not None:
+                est.set_params(n_clusters=int(self.n_clusters))
+            out.append((name, est))
+        return out
+
+    def _score(self, X, y):
+        from sklearn.base import clone
+        from sklearn.model_selection import KFold, StratifiedKFold
+
+        import rankers
+        from aggregation import Ranking, mean_rank
+        from aggregation.evaluation import class_curve, topk_curve
+        from aggregation.evaluation.folds import FoldRankings
+        from rankers.validation import default_feature_names
+
+        members = self._members()
+        names = default_feature_names(X.shape[1])
+        # the same int seeds the folds and the members (as the leaderboards' seed 0 does)
+        if self.task == "classification":
+            splitter = StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
+        else:
+            splitter = KFold(self.cv, shuffle=True, random_state=self.random_state)
+        splits = list(splitter.split(X, y))
+        inner, outer = {}, {}
+        for name, est in members:
+            supervised = rankers.ranker_tags(est).requires_y
+            folds = []
+            for train, _ in splits:
+                fitted = clone(est).fit(X[train], y[train] if supervised else None)
+                folds.append(Ranking(names, fitted.scores_, name, order_idx=fitted.ranking_))
+            rankings = FoldRankings(folds, splits, name)
+            if self.task == "classification":
+                ks = list(range(1, min(64, X.shape[1]) + 1))
+                curve = class_curve(rankings, X, y, ks=ks, return_folds=True)
+            else:
+                curve = topk_curve(rankings, X, ks=[min(16, X.shape[1])], return_folds=True)
+            inner[name] = float(curve["value"].mean())
+            outer[name] = (est, supervised)
+        higher = self.task == "classification"
+        order = best_first(inner, higher)
+        self.inner_scores_ = pd.Series(inner, name="inner_score")
+        self.members_ = order[: self.n_members]
+        chosen = []
+        for name in self.members_:
+            est, supervised = outer[name]
+            fitted = clone(est).fit(X, y if supervised else None)
+            chosen.append(Ranking(names, fitted.scores_, name, order_idx=fitted.ranking_))
+        combined = mean_rank(chosen)
+        return -np.asarray(combined.ranks, dtype=float)

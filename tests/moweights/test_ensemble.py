@@ -1,0 +1,82 @@
+"""StackedRanker: the pool's best members on inner folds, combined by mean rank."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.model_selection import StratifiedKFold
+
+import rankers
+from aggregation import Ranking, mean_rank
+from aggregation.evaluation import class_curve
+from aggregation.evaluation.folds import FoldRankings
+from moweights.ensemble import StackedRanker, best_first
+from rankers.exceptions import InvalidInputError, InvalidParameterError
+
+POOL = ["anova_f", "chi2", "relieff", "t_test"]
+
+
+@pytest.fixture
+def planted():
+    rng = np.random.default_rng(1)
+    y = np.repeat([0, 1], 40)
+    X = rng.normal(size=(80, 30))
+    X[:, [3, 7]] += 1.2 * y[:, None]
+    X[:, 11] += np.where(y == 1, 1.0, 0.0) * rng.choice([-1, 1], 80)  # variance, not mean
+    return X, y
+
+
+def test_members_are_the_best_inner_scores_and_their_mean_rank(planted):
+    X, y = planted
+    ranker = StackedRanker(pool=POOL, n_members=2, random_state=0).fit(X, y)
+    names = [f"x{i}" for i in range(X.shape[1])]
+    # the inner scores, recomputed by hand: each member refit on 3 inner training parts
+    splits = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    expected = {}
+    for name in POOL:
+        folds = []
+        for train, _ in splits:
+            est = rankers.get(name).fit(X[train], y[train])
+            folds.append(Ranking(names, est.scores_, name, order_idx=est.ranking_))
+        curve = class_curve(FoldRankings(folds, splits), X, y, ks=range(1, 31), return_folds=True)
+        expected[name] = curve["value"].mean()
+    assert ranker.inner_scores_.to_dict() == pytest.approx(expected, rel=1e-12)
+    assert ranker.members_ == best_first(expected, higher=True)[:2]
+    # the ranking: mean rank of the chosen members refit on all rows
+    fitted = [rankers.get(m).fit(X, y) for m in ranker.members_]
+    combined = mean_rank(
+        [
+            Ranking(names, f.scores_, m, order_idx=f.ranking_)
+            for f, m in zip(fitted, ranker.members_, strict=True)
+        ]
+    )
+    assert [names[i] for i in ranker.ranking_] == list(combined.order)
+    assert set(ranker.ranking_[:2]) == {3, 7}
+
+
+def test_best_first_ties_keep_the_given_order():
+    scores = {"a": 0.5, "b": 0.7, "c": 0.7 * (1 + 1e-13), "d": 0.1}
+    assert best_first(scores, higher=True) == ["b", "c", "a", "d"]
+    assert best_first(scores, higher=False) == ["d", "a", "b", "c"]
+
+
+def test_unsupervised_task_ignores_y(planted):
+    X, _ = planted
+    a = StackedRanker(
+        task="unsupervised", pool=["variance", "laplacian", "spec"], n_members=2, random_state=0
+    ).fit(X)
+    b = StackedRanker(
+        task="unsupervised", pool=["variance", "laplacian", "spec"], n_members=2, random_state=0
+    ).fit(X, np.arange(len(X)))
+    np.testing.assert_array_equal(a.ranking_, b.ranking_)
+    assert len(a.members_) == 2 and set(a.members_) <= {"variance", "laplacian", "spec"}
+
+
+def test_bad_parameters_are_named(planted):
+    X, y = planted
+    with pytest.raises(InvalidParameterError, match="n_members=5"):
+        StackedRanker(pool=POOL, n_members=5).fit(X, y)
+    with pytest.raises(InvalidParameterError, match="distinct"):
+        StackedRanker(pool=["anova_f", "anova_f"]).fit(X, y)
+    with pytest.raises(InvalidInputError, match="requires y"):
+        StackedRanker(pool=POOL).fit(X)
