@@ -20,6 +20,7 @@ from rankers.exceptions import (
     InvalidParameterError,
     MoweightsError,
 )
+from rankers.memory import memory_errors
 from rankers.preprocessing import scale_by_power_of_two
 from rankers.tags import RankerTags
 from rankers.ties import TIE_RTOL, tie_groups
@@ -183,7 +184,10 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         informative = ~constant
         if informative.any():
             Xi = Xc[:, informative] if constant.any() else Xc
-            s = self._to_data_units(self._score(Xi, yc), units, "scores")
+            step = f"{type(self).__name__}.fit on {Xi.shape[0]} samples x {Xi.shape[1]} features"
+            with memory_errors(step):  # numpy's bare MemoryError named as our step's
+                raw = self._score(Xi, yc)
+            s = self._to_data_units(raw, units, "scores")
             if s.shape != (int(informative.sum()),) or not np.isfinite(s).all():
                 raise MoweightsError(
                     f"{type(self).__name__}._score returned invalid scores (shape {s.shape}, "

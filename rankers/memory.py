@@ -7,26 +7,41 @@ memory available, it stops with :class:`~rankers.exceptions.NotEnoughMemoryError
 ``MemoryError``) that gives the estimate, what is available and the parameter that bounds
 the step, instead of pushing the machine into swap or the out-of-memory killer.
 
-What is available is read, on Linux, from ``/proc/meminfo`` (``MemAvailable``) and from the
-memory limit of the process's cgroup (v2 ``memory.max`` minus ``memory.current``, v1
-``memory.limit_in_bytes`` minus ``memory.usage_in_bytes``, the tightest level of the
-hierarchy); on Windows from ``GlobalMemoryStatusEx``. Elsewhere (e.g. macOS, which exposes
-no such figure without a third-party library) it is unknown and nothing is refused. The
+What is available is the smallest of the figures this process can read: on Linux
+``/proc/meminfo``'s ``MemAvailable``, the memory limit of the process's cgroup (v2
+``memory.max`` minus ``memory.current``, v1 ``memory.limit_in_bytes`` minus
+``memory.usage_in_bytes``, the tightest level of the hierarchy), and on any POSIX system its
+address-space limit (``ulimit -v``, ``RLIMIT_AS``: what batch schedulers enforce) minus the
+address space it already maps (``VmSize`` in ``/proc/self/status``); on Windows
+``GlobalMemoryStatusEx``. Where none can be read it is unknown and nothing is refused. The
 environment variable ``MOWEIGHTS_MAX_MEMORY`` (bytes, or a size such as ``"512M"`` or
 ``"2.5GiB"``) replaces the detected value: it caps a shared machine more tightly, lifts
 the check where swap is acceptable, and lets tests simulate a small machine.
+
+A step without an estimate can still run out: :func:`memory_errors` turns the
+``MemoryError`` it raises into a :class:`~rankers.exceptions.NotEnoughMemoryError` naming the
+step and what was available (every ranker's ``fit`` runs its scoring step inside it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from rankers.exceptions import InvalidParameterError, NotEnoughMemoryError
 
-__all__ = ["MAX_MEMORY_ENV", "available_memory", "check_memory", "format_bytes", "parse_bytes"]
+__all__ = [
+    "MAX_MEMORY_ENV",
+    "available_memory",
+    "check_memory",
+    "format_bytes",
+    "memory_errors",
+    "parse_bytes",
+]
 
 MAX_MEMORY_ENV = "MOWEIGHTS_MAX_MEMORY"
 
@@ -50,6 +65,7 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-zA-Z]*)\s*$")
 # cgroup v1 reports "no limit" as a huge number (PAGE_COUNTER_MAX pages), not as "max"
 _NO_LIMIT = 2**60
 _MEMINFO = Path("/proc/meminfo")
+_PROC_STATUS = Path("/proc/self/status")
 _PROC_CGROUP = Path("/proc/self/cgroup")
 _CGROUP_ROOT = Path("/sys/fs/cgroup")
 
@@ -195,14 +211,41 @@ def _windows_available() -> int | None:
         return None
 
 
+def _address_space_limit() -> int | None:
+    """The soft ``RLIMIT_AS`` of this process in bytes (``ulimit -v``); None when unlimited."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return None if soft == resource.RLIM_INFINITY or soft < 0 else int(soft)
+
+
+def _mapped() -> int:
+    """The address space this process maps already (``VmSize``; 0 where unknown)."""
+    for line in (_read(_PROC_STATUS) or "").splitlines():
+        if line.startswith("VmSize:"):
+            parts = line.split()
+            if len(parts) >= 2 and parts[1].isdigit():
+                return int(parts[1]) * 1024
+    return 0
+
+
+def _address_space_available() -> int | None:
+    """What ``RLIMIT_AS`` leaves to allocate: the limit minus what is mapped (None: no limit)."""
+    limit = _address_space_limit()
+    return None if limit is None else max(0, limit - _mapped())
+
+
 def available_memory() -> tuple[int | None, str]:
     """Bytes this process may still allocate, and where the figure comes from.
 
     Returns
     -------
     n_bytes : int or None
-        ``MOWEIGHTS_MAX_MEMORY`` when set; otherwise the smaller of the system's available
-        memory and the cgroup's headroom; None when neither can be read.
+        ``MOWEIGHTS_MAX_MEMORY`` when set; otherwise the smallest of the system's available
+        memory, the cgroup's headroom and the address space ``RLIMIT_AS`` leaves; None when
+        none can be read.
     source : str
         A short description of the figure, for messages.
 
@@ -219,10 +262,18 @@ def available_memory() -> tuple[int | None, str]:
             raise InvalidParameterError(f"environment variable {MAX_MEMORY_ENV}: {exc}") from None
     if sys.platform == "win32":
         return _windows_available(), "available physical memory"
-    system, cgroup = _meminfo_available(), _cgroup_available()
-    if cgroup is not None and (system is None or cgroup < system):
-        return cgroup, "the memory limit of this process's cgroup, minus its usage"
-    return system, "MemAvailable in /proc/meminfo"
+    figures = [
+        (_meminfo_available(), "MemAvailable in /proc/meminfo"),
+        (_cgroup_available(), "the memory limit of this process's cgroup, minus its usage"),
+        (
+            _address_space_available(),
+            "this process's address-space limit (ulimit -v, RLIMIT_AS) minus what it maps",
+        ),
+    ]
+    known = [(n, source) for n, source in figures if n is not None]
+    if not known:
+        return None, "MemAvailable in /proc/meminfo"
+    return min(known, key=lambda figure: figure[0])
 
 
 def check_memory(n_bytes: float, what: str, options: str) -> None:
@@ -256,3 +307,38 @@ def check_memory(n_bytes: float, what: str, options: str) -> None:
         available=available,
         what=what,
     )
+
+
+@contextlib.contextmanager
+def memory_errors(what: str) -> Iterator[None]:
+    """Run a step whose ``MemoryError`` becomes a :class:`NotEnoughMemoryError` naming it.
+
+    A step that checks its estimate first (:func:`check_memory`) refuses before it
+    allocates; any other allocation can still fail (numpy's "Unable to allocate ..."),
+    which names an array's shape but not the step or what bounds it. The error keeps the
+    original as its ``__cause__``; a :class:`NotEnoughMemoryError` passes through as it is.
+
+    Parameters
+    ----------
+    what : str
+        The step, e.g. ``"FRANeRanker.fit on 2000 samples x 20000 features"``.
+    """
+    try:
+        yield
+    except NotEnoughMemoryError:
+        raise
+    except MemoryError as exc:
+        try:
+            available, source = available_memory()
+        except InvalidParameterError:
+            available, source = None, f"{MAX_MEMORY_ENV} is not a size"
+        room = "an unknown amount" if available is None else format_bytes(available)
+        reason = " ".join(str(exc).split()) or "MemoryError"
+        raise NotEnoughMemoryError(
+            f"{what} ran out of memory: {reason}; {room} is available ({source}). Options: "
+            "a smaller input (fewer samples or features), the ranker's parameters that "
+            "bound its work, or a machine (or job) with more memory",
+            needed=int(getattr(exc, "_total_size", 0) or 0),
+            available=-1 if available is None else available,
+            what=what,
+        ) from exc

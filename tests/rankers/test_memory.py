@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import pickle
+import subprocess
+import sys
 import tracemalloc
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -254,3 +258,87 @@ def test_frane_checks_the_graphs_it_will_build(monkeypatch):
     solved = np.isfinite(est.rqh_)
     smallest = float((est.average_degrees_ * 600 / 2)[solved].min())
     assert calls[1][0] >= frane_bytes(100, 600, "abs_correlation", smallest, "linear_mean", 100)
+
+
+# ---------------------------------------------------------------- ulimit -v (issue 37 item 5)
+def test_the_address_space_limit_minus_what_is_mapped_counts(monkeypatch, tmp_path):
+    _fake_machine(monkeypatch, tmp_path, MEMINFO, "0::/\n")
+    status = tmp_path / "proc" / "status"
+    status.write_text("Name:\tpython\nVmPeak:\t 9999999 kB\nVmSize:\t  600000 kB\n")
+    monkeypatch.setattr(memory, "_PROC_STATUS", status)
+    monkeypatch.setattr(memory, "_address_space_limit", lambda: 3 * 10**9)
+    n_bytes, source = available_memory()
+    assert n_bytes == 3 * 10**9 - 600000 * 1024  # below MemAvailable: the limit bites
+    assert "RLIMIT_AS" in source and "ulimit -v" in source
+    monkeypatch.setattr(memory, "_address_space_limit", lambda: 10**12)
+    assert available_memory() == (8000000 * 1024, "MemAvailable in /proc/meminfo")
+    monkeypatch.setattr(memory, "_address_space_limit", lambda: 10**8)  # already past it
+    assert available_memory()[0] == 0
+
+
+_UNDER_ULIMIT = """
+import resource, sys
+import numpy as np
+import rankers
+from rankers.memory import available_memory
+X = np.random.default_rng(0).normal(size=(60, 7000))
+rankers.get("frane").fit(X[:, :50])  # every module it needs is loaded before the limit
+size = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status")
+            if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (size + 300 * 2**20, resource.RLIM_INFINITY))
+print("available", *available_memory(), flush=True)
+try:
+    rankers.get("frane").fit(X)
+except BaseException as exc:
+    print("raised", type(exc).__name__, str(exc).replace("\\n", " "))
+else:
+    print("fitted")
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux's /proc")
+def test_a_ranker_under_ulimit_v_is_refused_with_our_error():
+    # batch schedulers enforce RLIMIT_AS: FRANe's 7,000 x 7,000 similarity step (~400 MB
+    # and more) does not fit in 300 MB of address space, whatever MemAvailable says
+    env = {k: v for k, v in os.environ.items() if k != MAX_MEMORY_ENV}
+    proc = subprocess.run(
+        [sys.executable, "-c", _UNDER_ULIMIT],
+        capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    out = proc.stdout
+    assert proc.returncode == 0, proc.stderr
+    available = int(out.split("available ", 1)[1].split()[0])
+    assert available <= 300 * 2**20, out
+    assert "raised NotEnoughMemoryError" in out, out
+    assert "RLIMIT_AS" in out, out
+
+
+# ---------------------------------------------------------------- a MemoryError that escapes
+class _Hungry(rankers.BaseRanker):
+    """Raises numpy's own MemoryError from its scoring step, as an unchecked step would."""
+
+    requires_y = False
+    target_kind = "unsupervised"
+
+    def _score(self, X, y):
+        np.empty(2**60, dtype=np.uint8)  # numpy: "Unable to allocate 1 EiB ..."
+        raise AssertionError("unreachable")
+
+
+def test_a_memory_error_escaping_a_ranker_becomes_ours_naming_the_step():
+    X = np.random.default_rng(0).normal(size=(30, 4))
+    with pytest.raises(NotEnoughMemoryError) as info:
+        _Hungry().fit(X)
+    err = info.value
+    assert isinstance(err, MemoryError) and isinstance(err.__cause__, MemoryError)
+    msg = str(err)
+    assert "_Hungry.fit on 30 samples x 4 features ran out of memory" in msg
+    assert "Unable to allocate" in msg and "is available" in msg
+    assert err.what.startswith("_Hungry.fit") and err.needed >= 2**60
+    # an estimate's own refusal passes through unchanged (not wrapped twice)
+    with pytest.raises(NotEnoughMemoryError, match=r"^FRANe's feature"):
+        os.environ[MAX_MEMORY_ENV] = "1M"
+        try:
+            rankers.get("frane").fit(np.random.default_rng(0).normal(size=(40, 500)))
+        finally:
+            del os.environ[MAX_MEMORY_ENV]
