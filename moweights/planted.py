@@ -20,6 +20,13 @@ structure       what the informative features hold                            ta
                 alone says nothing about the class
 ``imbalanced``  ``shift`` with one minority class holding a share             class
                 ``minority`` of the samples
+``linear``      a numeric target: y = the informative features' latent        number
+                values (``effect`` × N(0, 1) each) summed with weights ±[0.5,
+                1], scaled to unit variance, plus ``noise`` × N(0, 1)
+``product``     a numeric interaction: informative features come in pairs,    number
+                y = the sum of the pairs' latent products (scaled) plus noise;
+                each feature alone is uncorrelated with y (the regression
+                analogue of ``xor``, what RReliefF is made for)
 ==============  ============================================================  ==========
 
 Every feature, informative or not, is ``noise`` × N(0, 1) plus its signal; ``standardize``
@@ -38,9 +45,13 @@ import pandas as pd
 
 from rankers.exceptions import InvalidParameterError
 
-__all__ = ["STRUCTURES", "Planted", "make_planted"]
+__all__ = ["REGRESSION", "STRUCTURES", "Planted", "make_planted"]
 
-STRUCTURES = ("clusters", "modules", "manifold", "shift", "xor", "imbalanced")
+STRUCTURES = (
+    "clusters", "modules", "manifold", "shift", "xor", "imbalanced", "linear", "product",
+)  # fmt: skip
+#: structures whose target is a number (regression)
+REGRESSION = ("linear", "product")
 #: structures that come with a class target
 SUPERVISED = ("shift", "xor", "imbalanced")
 
@@ -54,12 +65,14 @@ class Planted:
     X : DataFrame
         Features ``f0001``, ``f0002`` ..., one row per sample.
     y : Series or None
-        The class (``shift``, ``xor``, ``imbalanced``) or the cluster (``clusters``),
-        named ``target``; None for ``modules`` and ``manifold``.
+        The class (``shift``, ``xor``, ``imbalanced``), the cluster (``clusters``) or a
+        number (``linear``, ``product``), named ``target``; None for ``modules`` and
+        ``manifold``.
     truth : Series of bool
         Indexed by feature name: True for the planted (informative) features.
     groups : Series of int
-        Indexed by feature name: the block (``modules``), the pair (``xor``) or 0 for
+        Indexed by feature name: the block (``modules``), the pair (``xor``,
+        ``product``) or 0 for
         an informative feature, −1 for noise.
     structure : str
     """
@@ -105,7 +118,7 @@ def _count(informative, n_features: int, structure: str) -> int:
         raise InvalidParameterError(
             f"informative must be a share in (0, 1] or a count >= 1; got {informative!r}"
         )
-    if structure == "xor":
+    if structure in ("xor", "product"):
         count = max(2, count - count % 2)  # features come in pairs
     if count > n_features:
         raise InvalidParameterError(
@@ -139,7 +152,8 @@ def make_planted(
 
     Parameters
     ----------
-    structure : {"clusters", "modules", "manifold", "shift", "xor", "imbalanced"}
+    structure : {"clusters", "modules", "manifold", "shift", "xor", "imbalanced", "linear", \
+                 "product"}
         What the informative features hold (see the module's table).
     n_samples, n_features : int
         Shape of ``X``.
@@ -192,6 +206,8 @@ def make_planted(
 
     X = noise * rng.standard_normal((m, n))
     signal, y, groups = _SIGNALS[structure](rng, m, n_inf, effect, int(n_groups), minority)
+    if structure in REGRESSION:  # the target's own noise, drawn after the signal
+        y = y + noise * rng.standard_normal(m)
     X[:, :n_inf] += signal
     if standardize:
         sd = X.std(axis=0)
@@ -264,6 +280,20 @@ def _xor(rng, m, n_inf, effect, _k, _minority):
     return signal, labels, np.repeat(np.arange(pairs), 2)
 
 
+def _linear(rng, m, n_inf, effect, _k, _minority):
+    latent = rng.standard_normal((m, n_inf))
+    weights = rng.choice([-1.0, 1.0], size=n_inf) * rng.uniform(0.5, 1.0, n_inf)
+    y = latent @ weights / np.sqrt(np.sum(weights**2))  # unit variance
+    return effect * latent, y, np.zeros(n_inf, dtype=np.int64)
+
+
+def _product(rng, m, n_inf, effect, _k, _minority):
+    latent = rng.standard_normal((m, n_inf))
+    pairs = n_inf // 2
+    y = (latent[:, 0::2] * latent[:, 1::2]).sum(axis=1) / np.sqrt(pairs)  # unit variance
+    return effect * latent, y, np.repeat(np.arange(pairs), 2)
+
+
 _SIGNALS = {
     "clusters": _clusters,
     "modules": _modules,
@@ -271,4 +301,6 @@ _SIGNALS = {
     "shift": _shift,
     "xor": _xor,
     "imbalanced": _imbalanced,
+    "linear": _linear,
+    "product": _product,
 }

@@ -7,8 +7,10 @@ import pandas as pd
 import pytest
 
 import rankers
-from moweights.planted import STRUCTURES, make_planted
+from moweights.planted import REGRESSION, STRUCTURES, make_planted
 from rankers.exceptions import InvalidParameterError
+
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
 
 
 @pytest.mark.parametrize("structure", STRUCTURES)
@@ -20,6 +22,8 @@ def test_shapes_truth_and_seed(structure):
     assert int(a.truth.sum()) == 10 and list(a.truth.index) == list(a.X.columns)
     assert (a.groups[~a.truth] == -1).all() and (a.groups[a.truth] >= 0).all()
     assert (a.y is None) == (structure in ("modules", "manifold"))
+    if structure in REGRESSION:  # a numeric target
+        assert a.y.dtype.kind == "f" and a.y.nunique() == 40
     c = make_planted(structure, n_samples=40, n_features=50, informative=0.2, random_state=2)
     assert not a.X.equals(c.X)
 
@@ -81,3 +85,24 @@ def test_the_planted_structure_is_found_by_the_ranker_made_for_it():
 def test_bad_parameters(kw, match):
     with pytest.raises(InvalidParameterError, match=match):
         make_planted(**{"n_features": 100, **kw})
+
+
+def test_product_features_alone_are_uncorrelated_the_linear_ones_are_not():
+    kw = {"n_samples": 2000, "n_features": 12, "informative": 4, "shuffle": False}
+    product = make_planted("product", random_state=0, **kw)
+    linear = make_planted("linear", random_state=0, **kw)
+    for j in range(4):
+        col = f"f{j + 1:02d}"
+        assert abs(np.corrcoef(product.X[col], product.y)[0, 1]) < 0.08
+        assert abs(np.corrcoef(linear.X[col], linear.y)[0, 1]) > 0.2
+    # the pair's product carries the target
+    pair = product.X["f01"] * product.X["f02"]
+    assert np.corrcoef(pair, product.y)[0, 1] > 0.3
+    assert list(product.groups[:4]) == [0, 0, 1, 1]
+
+
+def test_rrelieff_finds_the_interaction_a_univariate_score_cannot():
+    data = make_planted("product", n_samples=300, n_features=40, informative=4, random_state=0)
+    order = rankers.get("rrelieff").fit(data.X, data.y).ranking_
+    precision, _ = data.recovery(data.X.columns[order])
+    assert precision >= 0.75  # a random ranking: 0.1
