@@ -152,9 +152,10 @@ def make_planted(
 
     Parameters
     ----------
-    structure : {"clusters", "modules", "manifold", "shift", "xor", "imbalanced", "linear", \
-                 "product"}
-        What the informative features hold (see the module's table).
+    structure : str, default="clusters"
+        What the informative features hold, one of :data:`STRUCTURES`: "clusters",
+        "modules", "manifold", "shift", "xor", "imbalanced", "linear", "product" (see the
+        module's table).
     n_samples, n_features : int
         Shape of ``X``.
     informative : float in (0, 1] or int, default=0.05
