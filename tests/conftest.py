@@ -102,6 +102,10 @@ def pytest_addoption(parser):
 def pytest_collection_modifyitems(config, items):
     import zlib
 
+    # the quick suite (pytest -m quick) is the one a new user runs first: nothing slow in it
+    both = [item.nodeid for item in items if "quick" in item.keywords and "slow" in item.keywords]
+    if both:
+        raise pytest.UsageError(f"marked both quick and slow: {', '.join(both)}")
     mode = config.getoption("--slow")
     if mode == "all":
         return
@@ -129,7 +133,7 @@ def dask_cluster(tmp_path):
     Started from the command line on a free port of 127.0.0.1, each process in a session of
     its own; every one of them is stopped in the teardown, whatever the test did.
     """
-    pytest.importorskip("distributed")
+    pytest.importorskip("distributed", reason="needs the 'dask' extra: pip install '.[dask]'")
     from distributed import Client
 
     port = free_port()

@@ -15,12 +15,14 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("rankers", "aggregation", "moweights")
 #: packages whose modules must not import each other's private names
 NO_PRIVATE_IMPORTS = ("rankers", "aggregation", "moweights")
 
-pytest.importorskip("importlinter")
+pytest.importorskip("importlinter", reason="needs the 'test' extra: pip install '.[test]'")
 
 
 def _lint(root: Path) -> subprocess.CompletedProcess:

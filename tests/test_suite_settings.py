@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
 
 TESTS = Path(__file__).resolve().parent
 
@@ -53,3 +57,54 @@ def test_the_scan_finds_a_deadline(tmp_path):
         "max_examples",
         "deadline",
     ]
+
+
+# ------------------------------------------------------------------ optional extras
+#: how a test that needs an optional extra skips without it
+REASON = re.compile(r"needs the '([\w-]+)' extra: pip install '\.\[\1\]'")
+
+
+def _pyproject() -> dict:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    return tomllib.loads((TESTS.parent / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def _importorskips(path: Path):
+    """``(line, module, reason)`` of every ``pytest.importorskip`` call in ``path``."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "importorskip":
+            module = node.args[0].value if node.args else None
+            reason = next((k.value for k in node.keywords if k.arg == "reason"), None)
+            yield node.lineno, module, getattr(reason, "value", None)
+
+
+def test_a_test_needing_an_extra_says_which_when_it_skips():
+    project = _pyproject()["project"]
+    extras = set(project["optional-dependencies"])
+    core = {re.split(r"[<>=!~;\[ ]", d)[0].lower() for d in project["dependencies"]}
+    problems = []
+    for path in sorted(TESTS.rglob("*.py")):
+        for line, module, reason in _importorskips(path):
+            if module.split(".")[0] in core:  # a dependency of the package: always there
+                continue
+            named = REASON.fullmatch(reason or "")
+            if named is None or named.group(1) not in extras:
+                problems.append(f"{path.relative_to(TESTS)}:{line} {module}: {reason!r}")
+    assert problems == [], "say which extra: reason=\"needs the 'X' extra: pip install '.[X]'\""
+
+
+def test_the_full_extra_holds_every_extra_the_suite_uses():
+    # what CI installs (.ci/run) is the 'full' extra: every extra a skip reason names but
+    # the documentation's and the Bayesian comparison's, which CI installs on their own
+    full = _pyproject()["project"]["optional-dependencies"]["full"]
+    (inside,) = [re.fullmatch(r"moweights\[([\w,-]+)\]", d).group(1) for d in full]
+    named = {
+        re.search(r"'([\w-]+)' extra", reason).group(1)
+        for path in TESTS.rglob("*.py")
+        for _, _, reason in _importorskips(path)
+        if reason and "extra" in reason
+    }
+    assert named - {"bayes"} <= set(inside.split(","))

@@ -22,6 +22,8 @@ from aggregation.combine import (
 from aggregation.ranking import GenericRanking, Ranking
 from rankers.exceptions import FeatureMismatchError, InvalidInputError, InvalidParameterError
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 PAPER_NAMES = ["1", "2", "3", "4"]
 
 

@@ -16,6 +16,8 @@ import aggregation
 import aggregation.evaluation
 import aggregation.federated
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -69,7 +71,9 @@ def test_old_module_paths_still_serve_their_names(module, names):
 
 
 def test_old_flower_app_references_load_the_same_apps():
-    pytest.importorskip("flwr", minversion="1.41")
+    pytest.importorskip(
+        "flwr", minversion="1.41", reason="needs the 'federated' extra: pip install '.[federated]'"
+    )
     import aggregation.federated.flower as new
     import aggregation.flower as old
 

@@ -12,6 +12,8 @@ from sklearn.exceptions import NotFittedError
 from aggregation.ranking import GenericRanking, Ranking
 from rankers.exceptions import FeatureMismatchError, InvalidInputError, InvalidParameterError
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 # ------------------------------------------------------------------ Ranking constructors
 
 

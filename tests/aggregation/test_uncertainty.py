@@ -22,6 +22,8 @@ from aggregation.uncertainty import (
 )
 from rankers.exceptions import InvalidParameterError
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 
 def _orders(*orders, names="1234"):
     return [Ranking.from_order(list(o), names=list(names)) for o in orders]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("skfeature")
-pytest.importorskip("skrebate")
+pytest.importorskip("skfeature", reason="needs the 'peers' extra: pip install '.[peers]'")
+pytest.importorskip("skrebate", reason="needs the 'peers' extra: pip install '.[peers]'")
 
 
 def test_quick_run_agrees_with_the_peers(tmp_path, capsys, bench_script):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("skfeature")
-pytest.importorskip("skrebate")
-pytest.importorskip("mrmr")
+pytest.importorskip("skfeature", reason="needs the 'peers' extra: pip install '.[peers]'")
+pytest.importorskip("skrebate", reason="needs the 'peers' extra: pip install '.[peers]'")
+pytest.importorskip("mrmr", reason="needs the 'peers' extra: pip install '.[peers]'")
 
 
 def test_quick_run_agrees_with_the_peers(tmp_path, bench_script):

@@ -15,7 +15,7 @@ else:  # pragma: no cover
 
 
 def test_mcfs_floor_row_bounds_what_an_implementation_can_gain(bench_script):
-    pytest.importorskip("skfeature")
+    pytest.importorskip("skfeature", reason="needs the 'peers' extra: pip install '.[peers]'")
     m = bench_script("micro/bench_spectral_cpu.py")
     rows = m.compare("blobs40x60", ["mcfs"], repeat=1)
     labels = [r["method"] for r in rows]

@@ -17,7 +17,7 @@ import pytest
 
 from .test_protocols_smoke import _common, data, proto  # noqa: F401 (fixtures)
 
-pytest.importorskip("distributed")
+pytest.importorskip("distributed", reason="needs the 'dask' extra: pip install '.[dask]'")
 
 
 def _run(argv: list[str], timeout: float = 1800.0) -> None:

@@ -376,7 +376,7 @@ def test_site_column_run(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_dask_backend_gives_the_loky_results(tmp_path):
-    pytest.importorskip("dask.distributed")
+    pytest.importorskip("dask.distributed", reason="needs the 'dask' extra: pip install '.[dask]'")
     path = tmp_path / "run.toml"
     path.write_text(CONFIG + "\n[output]\nplots = false\nhtml = false\n")
     base = ["run", str(path), "-q", "--set", "evaluation.error_curves.enabled=false",

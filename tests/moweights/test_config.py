@@ -17,6 +17,8 @@ from moweights.cli import main
 from moweights.config import apply_overrides, load_config, parse_config
 from rankers.exceptions import ConfigError
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -238,7 +240,9 @@ def test_json_schema_is_committed_and_up_to_date():
 
 
 def test_json_schema_agrees_with_validation():
-    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema = pytest.importorskip(
+        "jsonschema", reason="needs the 'test' extra: pip install '.[test]'"
+    )
     doc = schema.json_schema(schema.ranker_params_schemas())
     jsonschema.Draft202012Validator.check_schema(doc)
     validator = jsonschema.Draft202012Validator(doc)

@@ -16,7 +16,7 @@ import pytest
 
 from .test_cli import CONFIG
 
-pytest.importorskip("distributed")
+pytest.importorskip("distributed", reason="needs the 'dask' extra: pip install '.[dask]'")
 
 FILES = ["scores.csv", "ranks.csv", "aggregated.json", "curves.csv", "curve_folds.csv"]
 

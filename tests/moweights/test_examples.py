@@ -69,7 +69,13 @@ def test_every_example_config_is_covered():
     assert sorted(p.name for p in EXAMPLES.glob("*.toml")) == sorted(SMALL)
 
 
-@pytest.mark.parametrize("name", sorted(SMALL))
+#: the README's default job (made small): the quick suite's one config run end to end
+QUICK = "config.toml"
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.quick) if n == QUICK else n for n in sorted(SMALL)]
+)
 def test_example_config_runs(name, tmp_path, capsys):
     path = EXAMPLES / name
     sets = [arg for item in SMALL[name] for arg in ("--set", item)]
@@ -107,9 +113,15 @@ def test_notebooks_are_stored_without_outputs():
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_executes(path, tmp_path):
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    pytest.importorskip("ipykernel")
+    nbformat = pytest.importorskip(
+        "nbformat", reason="needs the 'notebooks' extra: pip install '.[notebooks]'"
+    )
+    nbclient = pytest.importorskip(
+        "nbclient", reason="needs the 'notebooks' extra: pip install '.[notebooks]'"
+    )
+    pytest.importorskip(
+        "ipykernel", reason="needs the 'notebooks' extra: pip install '.[notebooks]'"
+    )
     book = nbformat.read(path, as_version=4)
     # bounds for a hung kernel or cell, not for a busy machine: every wait ends when the
     # kernel is up or the cell is done

@@ -14,6 +14,8 @@ from moweights import fetch
 from moweights.fetch import DataFetchError, fetch_pmlb, fetch_skfeature, get_data_home
 from rankers.exceptions import DataFileError
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 
 def _sha(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 REPO = Path(__file__).resolve().parents[2]
 
 #: module -> names outside code may import from it (the paths before the regrouping)

@@ -9,6 +9,8 @@ import pytest
 from moweights.recommend import load_atlas, recommend
 from rankers.exceptions import InvalidInputError
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 
 def _atlas() -> pd.DataFrame:
     rows = []

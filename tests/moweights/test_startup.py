@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 HEAVY = ("numpy", "scipy", "pandas", "sklearn", "pymoo", "matplotlib", "joblib", "jinja2")
 
 _REPORT = (

@@ -13,6 +13,8 @@ import rankers
 from rankers.exceptions import ConstantFeatureWarning, InvalidInputError
 from rankers.validation import check_X, check_y
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 NAMES = list(rankers.available()["name"])
 
 

@@ -15,6 +15,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import rankers
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 NAMES = list(rankers.available()["name"])
 
 # scikit-learn checks whose expectation differs from our contract on purpose.

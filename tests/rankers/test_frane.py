@@ -14,6 +14,8 @@ from rankers.exceptions import ConstantFeatureWarning, InvalidParameterError
 from rankers.ties import TIE_RTOL
 from rankers.unsupervised.frane import FRANeRanker, pagerank, ranking_quality
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 
 def dissimilarity_matrix(X, similarity="abs_correlation", scaling="minmax"):
     """Pairwise dissimilarities of the columns, written out without scipy."""
@@ -137,7 +139,7 @@ def test_hub_feature_ranks_first():
 
 
 def test_pagerank_matches_networkx_with_isolated_nodes():
-    nx = pytest.importorskip("networkx")
+    nx = pytest.importorskip("networkx", reason="needs the 'test' extra: pip install '.[test]'")
     rng = np.random.default_rng(1)
     A = np.triu(rng.random((40, 40)) * (rng.random((40, 40)) < 0.15), 1)
     A = A + A.T
@@ -151,7 +153,7 @@ def test_pagerank_matches_networkx_with_isolated_nodes():
 
 
 def test_scores_are_networkx_pagerank_of_the_chosen_graph(grouped):
-    nx = pytest.importorskip("networkx")
+    nx = pytest.importorskip("networkx", reason="needs the 'test' extra: pip install '.[test]'")
     est = FRANeRanker().fit(grouped)
     G = nx.from_scipy_sparse_array(est.graph_)
     expected = nx.pagerank(G, alpha=0.85, tol=1e-15, max_iter=10_000)

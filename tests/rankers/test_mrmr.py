@@ -11,6 +11,8 @@ import rankers
 from rankers.supervised.information import discretise
 from rankers.supervised.mrmr import CMIMRanker, JMIRanker, MRMRRanker
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 LOG2 = np.log(2.0)
 
 
@@ -116,7 +118,10 @@ def test_features_not_chosen_follow_by_relevance():
 
 
 def test_cmim_matches_scikit_feature():
-    cmim = pytest.importorskip("skfeature.function.information_theoretical_based.CMIM")
+    cmim = pytest.importorskip(
+        "skfeature.function.information_theoretical_based.CMIM",
+        reason="needs the 'peers' extra: pip install '.[peers]'",
+    )
     X, y = _data(seed=3, n=15)
     codes = discretise(X, 10)
     ours = CMIMRanker(n_selected=8).fit(codes.astype(float), y).ranking_[:8]
@@ -125,7 +130,7 @@ def test_cmim_matches_scikit_feature():
 
 
 def test_fcq_matches_mrmr_selection():
-    mrmr = pytest.importorskip("mrmr")
+    mrmr = pytest.importorskip("mrmr", reason="needs the 'peers' extra: pip install '.[peers]'")
     rng = np.random.default_rng(0)
     m, n = 150, 120
     y = rng.integers(0, 3, m)

@@ -9,6 +9,8 @@ import pytest
 
 from rankers.supervised.multisurf import MultiSURFRanker
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 
 def test_neighbourhood_and_weights_by_hand():
     # one numeric feature x0 = 0, 1, 2, 10 (range 10) and a noise feature x1 = 0, 1, 0, 1;
@@ -47,14 +49,18 @@ def _data(seed, m, n, n_classes):
 
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_matches_skrebate(n_classes):
-    skrebate = pytest.importorskip("skrebate")
+    skrebate = pytest.importorskip(
+        "skrebate", reason="needs the 'peers' extra: pip install '.[peers]'"
+    )
     X, y = _data(1, 120, 12, n_classes)
     ref = skrebate.MultiSURF(n_jobs=1).fit(X, y).feature_importances_
     np.testing.assert_allclose(MultiSURFRanker().fit(X, y).scores_, ref, atol=1e-12)
 
 
 def test_regression_matches_skrebate():
-    skrebate = pytest.importorskip("skrebate")
+    skrebate = pytest.importorskip(
+        "skrebate", reason="needs the 'peers' extra: pip install '.[peers]'"
+    )
     rng = np.random.default_rng(2)
     X = rng.normal(size=(100, 6))
     y = X[:, 2] * 2 + 0.3 * rng.normal(size=100)
@@ -65,7 +71,9 @@ def test_regression_matches_skrebate():
 
 
 def test_nominal_features_auto_match_skrebate_on_discrete_data():
-    skrebate = pytest.importorskip("skrebate")
+    skrebate = pytest.importorskip(
+        "skrebate", reason="needs the 'peers' extra: pip install '.[peers]'"
+    )
     rng = np.random.default_rng(3)
     y = rng.integers(0, 2, 120)
     X = rng.integers(0, 3, size=(120, 6)).astype(float)

@@ -16,6 +16,8 @@ from rankers.exceptions import (
     UnknownRankerError,
 )
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 
 @pytest.fixture
 def fresh_registry():

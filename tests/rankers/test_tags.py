@@ -16,6 +16,8 @@ import rankers
 from rankers import RankerTags, ranker_tags
 from rankers.exceptions import ConstantFeatureWarning, InvalidParameterError
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 NAMES = list(rankers.available()["name"])
 FIELDS = ("requires_y", "target_kind", "accepts_sparse", "progress", "deterministic")
 

@@ -20,6 +20,8 @@ from rankers.supervised.univariate import (
     benjamini_hochberg,
 )
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 
 def _data(n_classes=3, m=60, seed=0):
     rng = np.random.default_rng(seed)
@@ -87,7 +89,10 @@ def test_fisher_score_by_hand_and_its_f():
 
 
 def test_fisher_score_ranks_like_scikit_feature():
-    skfeature = pytest.importorskip("skfeature.function.similarity_based.fisher_score")
+    skfeature = pytest.importorskip(
+        "skfeature.function.similarity_based.fisher_score",
+        reason="needs the 'peers' extra: pip install '.[peers]'",
+    )
     X, y = _data()
     order = np.ravel(skfeature.fisher_score(X, y, mode="index"))
     np.testing.assert_array_equal(FisherScoreRanker().fit(X, y).ranking_, order)

@@ -8,6 +8,8 @@ import pytest
 from rankers.exceptions import InvalidParameterError
 from rankers.validation import check_k, check_ks, check_seed
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 
 # ------------------------------------------------------------------ k
 @pytest.mark.parametrize("k", [1, 3, np.int64(2)])

@@ -18,7 +18,7 @@ def test_bayesian_needs_the_extra(monkeypatch):
 
 
 def test_bayesian_signed_rank():
-    pytest.importorskip("baycomp")
+    pytest.importorskip("baycomp", reason="needs the 'bayes' extra: pip install '.[bayes]'")
     rng = np.random.default_rng(3)
     a = rng.uniform(0.6, 0.9, 20)
     b = a - 0.05 + rng.normal(0, 0.01, 20)  # a better by 0.05 on (almost) every data set
@@ -51,8 +51,10 @@ def test_bayesian_bad_input():
 
 @pytest.mark.slow
 def test_bayesian_hierarchical(tmp_path, monkeypatch):
-    pytest.importorskip("baycomp")
-    pytest.importorskip("stan")  # the first run compiles the Stan model: minutes
+    pytest.importorskip("baycomp", reason="needs the 'bayes' extra: pip install '.[bayes]'")
+    pytest.importorskip(
+        "stan", reason="needs the 'bayes' extra: pip install '.[bayes]'"
+    )  # the first run compiles the Stan model: minutes
     monkeypatch.chdir(tmp_path)  # where httpstan's first compile leaves its build/ folder
     rng = np.random.default_rng(0)
     a = rng.normal(0.8, 0.02, (8, 10))

@@ -33,6 +33,8 @@ from aggregation.evaluation.error_curves import (
 from aggregation.ranking import GenericRanking, Ranking
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 
 def _curve(i, ffa, rfa):
     return pd.DataFrame({"i": i, "ffa": ffa, "rfa": rfa})
@@ -385,7 +387,9 @@ def test_clear_errors():
 
 # ------------------------------------------------------------------ a dask cluster
 def test_runs_on_a_dask_cluster_through_joblib():
-    distributed = pytest.importorskip("distributed")
+    distributed = pytest.importorskip(
+        "distributed", reason="needs the 'dask' extra: pip install '.[dask]'"
+    )
 
     X, y = _two_informative(m=45)
     kw = dict(cv=3, grid=[1, 3, 5], random_state=0, estimator=GaussianNB())

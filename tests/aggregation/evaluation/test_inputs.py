@@ -13,6 +13,8 @@ from aggregation.evaluation._inputs import feature_order
 from aggregation.ranking import GenericRanking, Ranking
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 NAMES = ["a", "b", "c", "d"]
 
 

@@ -12,6 +12,8 @@ from aggregation.evaluation.topk import geometric_grid, topk_curve
 from rankers import BaseRanker
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 
 def _two_pairs(m=80, seed=0):
     """f0,f1 copies of z; f2,f3 copies of w (z, w independent)."""

@@ -129,7 +129,9 @@ def _assert_private(*texts: str) -> None:
 @pytest.fixture
 def flwr_app(monkeypatch):
     """Flower's app API, with the process identity a Message needs outside a real run."""
-    pytest.importorskip("flwr", minversion="1.41")
+    pytest.importorskip(
+        "flwr", minversion="1.41", reason="needs the 'federated' extra: pip install '.[federated]'"
+    )
     from flwr.supercore.task_identity import TaskIdentity
 
     for key, value in (("_run_id", 1), ("_node_id", 0), ("_task_id", 0)):
@@ -533,7 +535,9 @@ def test_on_mismatch_drop_at_the_server_aggregates_the_others_and_counts_only(
 @pytest.mark.slow
 def test_real_deployment_equals_rank_sites(wine_sites, tmp_path):
     """A SuperLink, four SuperNodes (one with no data file) and ``flwr run``, all on 127.0.0.1."""
-    pytest.importorskip("flwr", minversion="1.41")
+    pytest.importorskip(
+        "flwr", minversion="1.41", reason="needs the 'federated' extra: pip install '.[federated]'"
+    )
     nodes = {s: {"data-path": str(p), "target": "label"} for s, p in wine_sites.items()}
     # "ghost" is listed but never connects: it is reported, the run goes on with 4 nodes
     # (had it waited for the ghost, node-timeout would outlast flwr run's own timeout)
@@ -575,7 +579,9 @@ def test_real_deployment_keeps_site_errors_private_and_drops_the_odd_site(
     wine_sites, tmp_path, leaky_plugin
 ):
     """Real processes: a site whose plugin error quotes its data, a site with an extra column."""
-    pytest.importorskip("flwr", minversion="1.41")
+    pytest.importorskip(
+        "flwr", minversion="1.41", reason="needs the 'federated' extra: pip install '.[federated]'"
+    )
     paths = {
         "site1": wine_sites["site1"],
         "site2": wine_sites["site2"],

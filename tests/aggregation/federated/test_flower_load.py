@@ -103,7 +103,9 @@ def _wait_for(pred, timeout: float, what: str) -> None:
 
 @pytest.mark.slow
 def test_sites_killed_mid_round_are_named_and_the_others_aggregated(gated_plugin, tmp_path):
-    pytest.importorskip("flwr", minversion="1.41")
+    pytest.importorskip(
+        "flwr", minversion="1.41", reason="needs the 'federated' extra: pip install '.[federated]'"
+    )
     paths = site_files(tmp_path, N_SITES)
     nodes = {s: {"data-path": str(p)} for s, p in paths.items()}
     rows = {s: 30 + i for i, s in enumerate(paths, start=1)}
@@ -152,7 +154,9 @@ def test_sites_killed_mid_round_are_named_and_the_others_aggregated(gated_plugin
 
 
 def test_a_reply_the_superlink_makes_for_a_lost_node_names_its_site(monkeypatch):
-    pytest.importorskip("flwr", minversion="1.41")
+    pytest.importorskip(
+        "flwr", minversion="1.41", reason="needs the 'federated' extra: pip install '.[federated]'"
+    )
     from flwr.app import ConfigRecord, Error, Message, RecordDict
     from flwr.supercore.task_identity import TaskIdentity
 

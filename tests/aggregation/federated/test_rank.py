@@ -28,6 +28,8 @@ from rankers.exceptions import (
     UnknownRankerError,
 )
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 FEATURES = ["f1", "f2", "f3", "f10"]  # natural order: f1, f2, f3, f10
 
 
@@ -269,7 +271,9 @@ def test_same_results_for_n_jobs_1_and_2():
 
 
 def test_same_results_on_a_dask_cluster():
-    distributed = pytest.importorskip("distributed")
+    distributed = pytest.importorskip(
+        "distributed", reason="needs the 'dask' extra: pip install '.[dask]'"
+    )
     sites = _random_sites()
     local = rank_sites(sites, "random_forest", RF, target="y", random_state=0, n_jobs=1)
     with (
@@ -365,7 +369,7 @@ def test_parquet_paths_go_through_read_parquet(tmp_path, monkeypatch):
 
 
 def test_real_parquet_files(tmp_path):
-    pytest.importorskip("pyarrow")
+    pytest.importorskip("pyarrow", reason="needs the 'parquet' extra: pip install '.[parquet]'")
     frame = _site([3, 2, 1], seed=4)
     frame.to_parquet(tmp_path / "a.parquet")
     res = rank_sites({"a": tmp_path / "a.parquet", "b": frame}, "variance")

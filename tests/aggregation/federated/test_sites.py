@@ -14,6 +14,8 @@ from aggregation.federated import rank_sites, read_table, split_sites
 from aggregation.federated.sites import spawn_seeds
 from rankers.exceptions import DataFileError, InvalidInputError, InvalidParameterError
 
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
 
 def _table(sites):
     rng = np.random.default_rng(0)
@@ -78,7 +80,7 @@ def test_every_table_format_reads_back(tmp_path, name):
     frame = pd.DataFrame({"x": [1.5, 2.5], "7": [3, 4]})
     path = tmp_path / name
     if "parquet" in name:
-        pytest.importorskip("pyarrow")
+        pytest.importorskip("pyarrow", reason="needs the 'parquet' extra: pip install '.[parquet]'")
         frame.to_parquet(path)
     else:
         sep = "," if ".csv" in name else "\t"
