@@ -13,7 +13,15 @@ uniform weights, the paper's quadratic SVM, 5 folds, subsets of 1, 2, 4, ... fea
 Every column is standardised (mean 0, variance 1) unless ``--raw``: a planted signal also
 adds variance, and on raw columns the variance alone finds it. Unsupervised rankers run on
 every structure (on X alone); supervised rankers only where the structure has a class
-(``shift``, ``xor``, ``imbalanced``). A ranker that picks features at random recovers the
+(``shift``, ``xor``, ``imbalanced``), the rankers for a numeric target (``rrelieff`` and the
+``both`` kind: ``random_forest``, ``estimator_importance`` with its default model, a
+logistic regression or RidgeCV on z-scores, ``multisurf``) on the regression structures
+(``linear``, ``product``). Every cell keeps its ranking's whole order, so the aggregates
+of the leaderboards (``mean_rank``, ``borda``, ``kemeny_top32``, ``generic_tol``: of the
+rankers of the structure's kind that finished on that data set) are rows too, and the
+ensemble ``stacked_top3`` (``moweights.ensemble.StackedRanker``, its classification task
+on class structures, the unsupervised one on the others; none on regression) runs as a
+cell; the summary compares them with the best single ranker per structure. A ranker that picks features at random recovers the
 share of informative features on average: the ``random`` row of every table.
 
 Cells run through the benchmark harness (``benchmarks/_protocol.py``): each in its own
@@ -57,10 +65,20 @@ from _protocol import (
     to_markdown,
     versions,
 )
+from leaderboard import aggregate  # the leaderboards' aggregates, fold by fold there
 
 PROTOCOL = "atlas"
 GRID = {
-    "structure": ("clusters", "modules", "manifold", "shift", "xor", "imbalanced"),
+    "structure": (
+        "clusters",
+        "modules",
+        "manifold",
+        "shift",
+        "xor",
+        "imbalanced",
+        "linear",
+        "product",
+    ),
     "informative": (0.005, 0.02, 0.1, 0.5),
     "n_features": (100, 1000, 5000),
     "n_samples": (200,),
@@ -74,8 +92,16 @@ QUICK = {
     "seeds": 1,
 }
 SUPERVISED_STRUCTURES = ("shift", "xor", "imbalanced")
-#: rankers left out of the default grid: regression only, or a wrapper that needs a model
-SKIP = ("rrelieff", "estimator_importance")
+#: structures with a numeric target: rankers of target kind "regression" or "both"
+REGRESSION_STRUCTURES = ("linear", "product")
+#: rankers left out of the default grid (none: estimator_importance runs with its default
+#: model, a logistic regression (C = 1) on z-scores for a class, RidgeCV for a number)
+SKIP = ()
+#: the rows computed from the members' rankings of a data set (leaderboard.aggregate)
+AGGREGATES = ("mean_rank", "borda", "kemeny_top32", "generic_tol")
+#: the ensemble of the leaderboards (moweights.ensemble.StackedRanker), on structures with
+#: classes (its classification task, supervised pool) and without a target (unsupervised)
+ENSEMBLE = "stacked_top3"
 
 
 def compute_cell(payload: dict) -> dict:
@@ -109,7 +135,13 @@ def compute_cell(payload: dict) -> dict:
             "peak_mb": 0.0,
             "eca": 0.0 if s.get("curves") else np.nan,  # the expected curve's own ECA
         }
-    est = rankers.get(name, **s["params"])
+    if payload["ranker"] == ENSEMBLE:
+        from moweights.ensemble import StackedRanker
+
+        task = "classification" if s["structure"] in SUPERVISED_STRUCTURES else "unsupervised"
+        est = StackedRanker(task=task, random_state=s["seed"])
+    else:
+        est = rankers.get(name, **s["params"])
     if "random_state" in est.get_params():
         est.set_params(random_state=s["seed"])
     y = data.y if rankers.ranker_tags(est).requires_y else None
@@ -125,7 +157,7 @@ def compute_cell(payload: dict) -> dict:
 
         curve = ffa_rfa(list(order), data.X, data.y, cv=5, grid="geometric", random_state=0)
         score = eca(curve)
-    return {
+    out = {
         "precision": precision,
         "recall": recall,
         "k": k,
@@ -133,16 +165,23 @@ def compute_cell(payload: dict) -> dict:
         "cpu_seconds": cpu,
         "peak_mb": peak,
         "eca": score,
+        # the whole order, for the aggregates computed from the members' rankings
+        "order": [int(i) for i in est.ranking_],
     }
+    if payload["ranker"] == ENSEMBLE:
+        out["members"] = list(est.members_)
+    return out
 
 
-def ranker_names(selected: list[str] | None) -> tuple[list[str], list[str]]:
-    """(unsupervised, supervised) registered rankers, or those named."""
+def ranker_names(selected: list[str] | None) -> tuple[list[str], list[str], list[str]]:
+    """(unsupervised, classification, regression) registered rankers, or those named
+    (``stacked_top3``, the ensemble, is no registered ranker: it runs when named or by
+    default)."""
     import rankers
 
     table = rankers.available()
     if selected:
-        unknown = sorted(set(selected) - set(table["name"]))
+        unknown = sorted(set(selected) - set(table["name"]) - {ENSEMBLE})
         if unknown:
             raise SystemExit(f"unknown rankers: {', '.join(unknown)}")
         table = table[table["name"].isin(selected)]
@@ -150,7 +189,10 @@ def ranker_names(selected: list[str] | None) -> tuple[list[str], list[str]]:
         table = table[~table["name"].isin(SKIP)]
     unsup = table.loc[~table["requires_y"], "name"].tolist()
     sup = table.loc[table["requires_y"] & (table["target_kind"] != "regression"), "name"]
-    return unsup, sup.tolist()
+    reg = table.loc[table["requires_y"] & table["target_kind"].isin(["regression", "both"]), "name"]
+    if not selected or ENSEMBLE in selected:
+        unsup.append(ENSEMBLE)
+    return unsup, sup.tolist(), reg.tolist()
 
 
 def _label(name: str, params: dict) -> str:
@@ -171,24 +213,30 @@ def _max_widths(items: list[str] | None) -> dict[str, int]:
 
 
 def make_cells(args, grid: dict) -> list[Cell]:
-    unsup, sup = ranker_names(args.rankers)
+    unsup, sup, reg = ranker_names(args.rankers)
     variants: dict[str, list[dict]] = {}
     for item in args.set or []:
         for name, given in parse_sets([item]).items():
             variants.setdefault(name, []).append(given)
-    unknown = sorted(set(variants) - set(unsup) - set(sup))
+    unknown = sorted(set(variants) - set(unsup) - set(sup) - set(reg))
     if unknown:
         raise SystemExit(f"--set names rankers not in the run: {', '.join(unknown)}")
     max_width = _max_widths(args.max_width)
     cells = []
     for structure in grid["structure"]:
-        names = unsup + (sup if structure in SUPERVISED_STRUCTURES else [])
+        names = [n for n in unsup if n != ENSEMBLE]
+        if structure in SUPERVISED_STRUCTURES:
+            names += sup
+        elif structure in REGRESSION_STRUCTURES:
+            names += reg
+        if ENSEMBLE in unsup and structure not in REGRESSION_STRUCTURES:
+            names.append(ENSEMBLE)  # StackedRanker has no regression task
         for share in grid["informative"]:
             for width in grid["n_features"]:
                 for m in grid["n_samples"]:
                     for seed in range(args.seed, args.seed + grid["seeds"]):
                         curves = (
-                            structure not in ("modules", "manifold")
+                            structure not in ("modules", "manifold", *REGRESSION_STRUCTURES)
                             and width <= args.curves_max_width
                             and seed < args.seed + args.curves_seeds
                         )
@@ -209,10 +257,12 @@ def make_cells(args, grid: dict) -> list[Cell]:
                             if width > max_width.get(name, width):
                                 continue
                             for given in [{}, *variants.get(name, [])]:
-                                settings = common | {
-                                    "params": given,
-                                    "code": code_fingerprint([name]) + gen,
-                                }
+                                code = (
+                                    code_fingerprint(modules=["moweights.ensemble"])
+                                    if name == ENSEMBLE
+                                    else code_fingerprint([name])
+                                )
+                                settings = common | {"params": given, "code": code + gen}
                                 if given:
                                     settings["name"] = name
                                 label = _label(name, given)
@@ -227,6 +277,9 @@ def results_frame(records: list[dict]) -> pd.DataFrame:
         if rec["status"] != "ok":
             continue
         s = rec["settings"]
+        result = {k: v for k, v in rec["result"].items() if k not in ("order", "members")}
+        if "members" in rec["result"]:
+            result["members"] = " ".join(rec["result"]["members"])
         rows.append(
             {
                 "structure": s["structure"],
@@ -235,10 +288,130 @@ def results_frame(records: list[dict]) -> pd.DataFrame:
                 "n_samples": s["n_samples"],
                 "seed": s["seed"],
                 "ranker": rec["ranker"],
-                **rec["result"],
+                **result,
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows + aggregate_rows(records))
+
+
+def _members_of(structure: str, table: pd.DataFrame) -> set[str]:
+    """The rankers an aggregate combines on a structure: those of its kind of target."""
+    if structure in SUPERVISED_STRUCTURES:
+        keep = table["requires_y"] & (table["target_kind"] != "regression")
+    elif structure in REGRESSION_STRUCTURES:
+        keep = table["requires_y"] & table["target_kind"].isin(["regression", "both"])
+    else:
+        keep = ~table["requires_y"]
+    return set(table.loc[keep, "name"])
+
+
+def aggregate_rows(records: list[dict]) -> list[dict]:
+    """Mean rank, Borda, Kemeny (top 32) and the tolerant generic ranking of the members'
+    rankings of each data set (``leaderboard.aggregate``, the leaderboards' own), scored
+    like a ranker. Members: every default ranker of the structure's kind that finished on
+    that data set (``n_members`` says how many)."""
+    import rankers
+    from aggregation.ranking import Ranking
+    from moweights.planted import make_planted
+
+    table = rankers.available()
+    by_set: dict[str, list[dict]] = {}
+    for rec in records:
+        if rec["status"] == "ok" and "order" in rec["result"] and "(" not in rec["ranker"]:
+            by_set.setdefault(rec["dataset"], []).append(rec)
+    rows = []
+    for recs in by_set.values():
+        s = recs[0]["settings"]
+        members = _members_of(s["structure"], table)
+        recs = sorted((r for r in recs if r["ranker"] in members), key=lambda r: r["ranker"])
+        if len(recs) < 2:
+            continue
+        data = make_planted(
+            s["structure"],
+            n_samples=s["n_samples"],
+            n_features=s["n_features"],
+            informative=s["informative"],
+            standardize=s.get("standardize", True),
+            random_state=s["seed"],
+        )
+        names = list(data.X.columns)
+        n = len(names)
+        rankings = []
+        for r in recs:
+            order = np.asarray(r["result"]["order"], dtype=np.intp)
+            position = np.empty(n)
+            position[order] = np.arange(n)
+            rankings.append(Ranking(names, n - position, r["ranker"], order_idx=order))
+        k = recs[0]["result"]["k"]
+        for name in AGGREGATES:
+            order = aggregate(name, rankings)
+            precision, recall = data.recovery([names[i] for i in order], k)
+            rows.append(
+                {
+                    "structure": s["structure"],
+                    "informative": s["informative"],
+                    "n_features": s["n_features"],
+                    "n_samples": s["n_samples"],
+                    "seed": s["seed"],
+                    "ranker": name,
+                    "precision": precision,
+                    "recall": recall,
+                    "k": k,
+                    "n_planted": recs[0]["result"]["n_planted"],
+                    "n_members": len(recs),
+                }
+            )
+    return rows
+
+
+def robustness_markdown(frame: pd.DataFrame) -> list[str]:
+    """Per structure: each aggregate's and the ensemble's mean precision against the best
+    single ranker's there (over the same cells), and the worst structure of each."""
+    combined = [*AGGREGATES, ENSEMBLE]
+    singles = frame[
+        ~frame["ranker"].isin([*combined, "random"]) & ~frame["ranker"].str.contains("[(]")
+    ]
+    rows = []
+    for structure, part in frame.groupby("structure", sort=False):
+        single = singles[singles["structure"] == structure]
+        if single.empty:
+            continue
+        for name in combined:
+            mine = part[part["ranker"] == name]
+            if mine.empty:
+                continue
+            keys = ["informative", "n_features", "n_samples", "seed"]
+            cells = mine[keys].drop_duplicates()
+            same = single.merge(cells, on=keys)  # the best single ranker on these cells
+            best = same.groupby("ranker")["precision"].mean()
+            rows.append(
+                {
+                    "structure": structure,
+                    "method": name,
+                    "precision": mine["precision"].mean(),
+                    "best_single": best.idxmax(),
+                    "best_single_precision": best.max(),
+                    "gap": mine["precision"].mean() - best.max(),
+                }
+            )
+    if not rows:
+        return []
+    table = pd.DataFrame(rows)
+    worst = table.loc[table.groupby("method")["gap"].idxmin()].set_index("method")
+    lines = [
+        "",
+        "## Aggregates and the ensemble against the best single ranker",
+        "",
+        "Mean precision per structure next to the best single ranker's on the same cells "
+        "(gap < 0: below it; the ensemble's goal is a gap above -0.1 on every structure).",
+        "",
+        to_markdown(table.set_index(["structure", "method"]), floatfmt=".2f"),
+        "",
+        "Worst structure of each:",
+        "",
+        to_markdown(worst, floatfmt=".2f"),
+    ]
+    return lines
 
 
 def heatmap(frame: pd.DataFrame, structure: str, path: Path) -> None:
@@ -327,7 +500,8 @@ def summary_markdown(frame: pd.DataFrame, args, seconds: float) -> str:
                 "",
                 to_markdown(t, ".3f"),
             ]
-    cost = frame[frame["ranker"] != "random"].pivot_table(
+    lines += robustness_markdown(frame)
+    cost = frame[frame["cpu_seconds"].notna() & (frame["ranker"] != "random")].pivot_table(
         index="ranker", columns="n_features", values="cpu_seconds", aggfunc="median"
     )
     cost.columns = [f"{c} features" for c in cost.columns]

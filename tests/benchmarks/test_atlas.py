@@ -87,3 +87,25 @@ def test_variants_skips_and_error_curves_in_process(tmp_path):
     assert frame.loc["relieff", "precision"] == 1.0 and frame.loc["relieff", "eca"] > 0.1
     text = (tmp_path / "out" / "summary.md").read_text()
     assert "ECA against a random ranking" in text and "anova_f above 50 features" in text
+
+
+def test_aggregates_ensemble_and_regression_rows(tmp_path):
+    atlas = _atlas()
+    args = ["--quick", "--rankers", "anova_f", "t_test", "rrelieff", "random_forest",
+            "stacked_top3", "--structures", "shift", "linear", "--cache-dir",
+            str(tmp_path / "cache"), "--backend", "inline", "--quiet"]  # fmt: skip
+    frame = atlas.main(args)
+    rows = frame.set_index(["structure", "ranker"])
+    # regression structures: the regression rankers, no ensemble (it has no regression task)
+    linear = set(frame.loc[frame["structure"] == "linear", "ranker"])
+    assert {"rrelieff", "random_forest", "mean_rank", "random"} <= linear
+    assert "stacked_top3" not in linear and "anova_f" not in linear
+    # an aggregate's precision comes from its members' orders: on 3 strong shifted features
+    # both members find all three, so does their mean rank
+    assert rows.loc[("shift", "anova_f"), "precision"] == 1.0
+    assert rows.loc[("shift", "mean_rank"), "precision"] == 1.0
+    assert rows.loc[("shift", "mean_rank"), "n_members"] == 3  # anova_f, t_test, random_forest
+    members = rows.loc[("shift", "stacked_top3"), "members"].split()
+    from moweights.ensemble import POOLS
+
+    assert len(members) == 3 and set(members) <= set(POOLS["classification"])
