@@ -21,8 +21,9 @@ of the leaderboards (``mean_rank``, ``borda``, ``kemeny_top32``, ``generic_tol``
 rankers of the structure's kind that finished on that data set) are rows too, and the
 ensemble ``stacked_top3`` (``moweights.ensemble.StackedRanker``, its classification task
 on class structures, the unsupervised one on the others; none on regression) runs as a
-cell; the summary compares them with the best single ranker per structure. A ranker that picks features at random recovers the
-share of informative features on average: the ``random`` row of every table.
+cell; the summary compares them with the best single ranker per structure. A ranker that
+picks features at random recovers the share of informative features on average: the
+``random`` row of every table.
 
 Cells run through the benchmark harness (``benchmarks/_protocol.py``): each in its own
 process under a time budget, cached on disk (resumable), ``--n-jobs`` at a time through
