@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.inspection import permutation_importance
@@ -89,14 +89,18 @@ def test_permutation_importance_matches_sklearn(classification):
 
 @settings(max_examples=8)
 @given(seed=st.integers(0, 2**16), perm_seed=st.integers(0, 2**16))
+@example(seed=526, perm_seed=0)  # two features cut off the same extreme sample
 def test_permuting_features_permutes_scores(seed, perm_seed):
     # Exact only where the forest does not depend on the column order: every feature is
     # a candidate at each split (max_features=None) and trees are stumps on a continuous
     # target, so the best split is unique. (With random candidate subsets the trees,
-    # and so the scores, change with the column order.)
+    # and so the scores, change with the column order.) Unique only if no two features
+    # cut a bootstrap sample into the same two parts, which a cut off one extreme sample
+    # can (hypothesis found seed=526), ten samples a side never in practice.
     X, y = regression_data(seed)
     perm = np.random.default_rng(perm_seed).permutation(X.shape[1])
     params = {"n_estimators": 20, "max_features": None, "max_depth": 1, "random_state": seed}
+    params["min_samples_leaf"] = 10
     a = RandomForestRanker(**params).fit(X, y).scores_
     b = RandomForestRanker(**params).fit(X[:, perm], y).scores_
     np.testing.assert_array_equal(b, a[perm])
