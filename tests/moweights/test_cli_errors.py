@@ -122,6 +122,7 @@ def test_ragged_csv(tmp_path):
 
 
 def test_corrupt_parquet(tmp_path):
+    pytest.importorskip("pyarrow", reason="needs the 'parquet' extra: pip install '.[parquet]'")
     frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "label": [0, 1, 0]})
     frame.to_parquet(tmp_path / "good.parquet")
     broken = (tmp_path / "good.parquet").read_bytes()[:-40]  # the footer cut off
