@@ -27,9 +27,14 @@ from rankers.ties import order_desc
 
 __all__ = ["load_atlas", "recommend"]
 
-#: structures a data set can hold, by whether it has a class target
+#: structures a data set can hold, by whether it has a class target (or a numeric one)
 UNSUPERVISED = ("clusters", "modules", "manifold")
 SUPERVISED = ("shift", "xor")
+REGRESSION = ("linear", "product")
+#: atlas rows that are no single ranker: the leaderboards' aggregates of all the rankers of
+#: the structure's kind, and the stacking ensemble (moweights.ensemble.StackedRanker)
+AGGREGATES = ("mean_rank", "borda", "kemeny_top32", "generic_tol")
+ENSEMBLE = "stacked_top3"
 #: a minority class below this share also reads the "imbalanced" cells
 IMBALANCED_BELOW = 0.2
 _COLUMNS = {"structure", "informative", "n_features", "n_samples", "ranker", "precision"}
@@ -58,6 +63,13 @@ def load_atlas(path: str | Path | None = None) -> pd.DataFrame:
     return frame
 
 
+def _is_numeric_target(y) -> bool:
+    """A quantity (regression), not class labels."""
+    from sklearn.utils.multiclass import type_of_target
+
+    return type_of_target(np.asarray(y)) == "continuous"
+
+
 def _minority_share(y) -> float:
     counts = pd.Series(np.asarray(y)).value_counts()
     return float(counts.min() / counts.sum())
@@ -73,6 +85,7 @@ def recommend(X, y=None, *, top: int | None = 5, atlas=None) -> pd.DataFrame:
     y : array-like, optional
         Class labels: supervised structures (class shifts, interactions, and imbalanced
         classes when the smallest class holds under 20% of the rows) and every ranker;
+        a numeric target: the regression structures (a linear signal, pair products);
         without it, unsupervised structures (clusters, co-expression modules, a
         manifold) and unsupervised rankers.
     top : int or None, default=5
@@ -84,8 +97,11 @@ def recommend(X, y=None, *, top: int | None = 5, atlas=None) -> pd.DataFrame:
     -------
     DataFrame
         One row per ranker: ``ranker``, ``recovered`` (mean share of planted features
-        in its top k over the matching cells), one column per structure, ``cpu_seconds``
-        (median fit time at that width) and ``why`` (one sentence).
+        in its top k over the matching cells), one column per structure, ``worst_gap``
+        (its precision minus the best single ranker's on its worst structure: 0 when it
+        is never beaten), ``kind`` ("ranker"; "aggregate" for the rank aggregates of all
+        the rankers of that kind, "ensemble" for :class:`moweights.ensemble.StackedRanker`),
+        ``cpu_seconds`` (median fit time at that width) and ``why`` (one sentence).
     """
     shape = np.shape(X)
     if len(shape) != 2 or min(shape) < 1:
@@ -94,8 +110,12 @@ def recommend(X, y=None, *, top: int | None = 5, atlas=None) -> pd.DataFrame:
     frame = atlas if isinstance(atlas, pd.DataFrame) else load_atlas(atlas)
     if y is not None and len(y) != m:
         raise InvalidInputError(f"y has {len(y)} values for {m} rows of X")
-    structures = list(SUPERVISED if y is not None else UNSUPERVISED)
-    if y is not None and _minority_share(y) < IMBALANCED_BELOW:
+    numeric = y is not None and _is_numeric_target(y)
+    if numeric:
+        structures = list(REGRESSION)
+    else:
+        structures = list(SUPERVISED if y is not None else UNSUPERVISED)
+    if y is not None and not numeric and _minority_share(y) < IMBALANCED_BELOW:
         structures.append("imbalanced")
     cells = frame[frame["structure"].isin(structures)]
     if cells.empty:
@@ -113,6 +133,15 @@ def recommend(X, y=None, *, top: int | None = 5, atlas=None) -> pd.DataFrame:
     per = per.reindex(columns=[s for s in structures if s in per.columns])
     out = per.copy()
     out.insert(0, "recovered", per.mean(axis=1))
+    # how far below the best single ranker it falls on its worst structure: near 0 is the
+    # safe choice whatever structure the data hold
+    singles = [r for r in per.index if r not in (*AGGREGATES, ENSEMBLE, "random")]
+    best = per.loc[singles].max(axis=0) if singles else per.max(axis=0)
+    out["worst_gap"] = (per - best).min(axis=1)
+    out["kind"] = [
+        "ensemble" if r == ENSEMBLE else "aggregate" if r in AGGREGATES else "ranker"
+        for r in out.index
+    ]
     if "cpu_seconds" in cells.columns:
         out["cpu_seconds"] = cells.groupby("ranker")["cpu_seconds"].median()
     chance = out.loc["random", "recovered"] if "random" in out.index else np.nan
@@ -134,6 +163,12 @@ def _why(name, row, structures, width, rows, chance) -> str:
     if worst != best:
         text += f"; worst on {worst}: {row[worst]:.0%}"
     text += ")"
+    if name in AGGREGATES:
+        text = f"the {name} aggregate of every ranker of this kind: " + text
+    elif name == ENSEMBLE:
+        text = "the stacking ensemble (moweights.ensemble.StackedRanker): " + text
+    if pd.notna(row.get("worst_gap")) and row["worst_gap"] > -0.1:
+        text += f"; never more than {-row['worst_gap']:.2f} below the best ranker of a structure"
     if np.isfinite(chance):
         text += f"; a random ranking finds {chance:.0%}"
     return text

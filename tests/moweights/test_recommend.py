@@ -96,3 +96,33 @@ def test_bad_input_is_named(tmp_path):
     pd.DataFrame({"ranker": ["x"]}).to_csv(bad, index=False)
     with pytest.raises(InvalidInputError, match="lacks the columns"):
         load_atlas(bad)
+
+
+def test_numeric_target_reads_the_regression_cells_and_the_ensemble_is_marked():
+    atlas = _atlas()
+    extra = {
+        "linear": {"rrelieff": 0.6, "random_forest": 0.9, "mean_rank": 0.8, "random": 0.02},
+        "product": {"rrelieff": 0.8, "random_forest": 0.3, "mean_rank": 0.5, "random": 0.02},
+        "shift": {"stacked_top3": 0.95, "mean_rank": 0.7},
+        "xor": {"stacked_top3": 0.75, "mean_rank": 0.5},
+    }
+    rows = [
+        {"structure": s, "informative": 0.02, "n_features": 100, "n_samples": 200,
+         "ranker": r, "precision": p, "cpu_seconds": 0.1}
+        for s, table in extra.items() for r, p in table.items()
+    ]  # fmt: skip
+    atlas = pd.concat([atlas[atlas["n_features"] == 100], pd.DataFrame(rows)], ignore_index=True)
+    out = recommend(np.zeros((200, 100)), np.linspace(0, 1, 200), atlas=atlas, top=None)
+    assert set(out.columns) >= {"linear", "product", "worst_gap", "kind"}
+    assert "shift" not in out.columns
+    row = out.set_index("ranker")
+    assert row.loc["mean_rank", "kind"] == "aggregate"
+    # worst_gap: below the best single ranker on its worst structure (product: 0.5 - 0.8)
+    assert row.loc["mean_rank", "worst_gap"] == pytest.approx(-0.3)
+    assert row.loc["rrelieff", "worst_gap"] == pytest.approx(-0.3)  # linear: 0.6 - 0.9
+    # classes: the ensemble row, 0.05 below anova_f on shift and 0.05 below relieff on xor
+    out = recommend(np.zeros((200, 100)), np.repeat([0, 1], 100), atlas=atlas, top=None)
+    row = out.set_index("ranker")
+    assert row.loc["stacked_top3", "kind"] == "ensemble"
+    assert row.loc["stacked_top3", "worst_gap"] == pytest.approx(-0.05)
+    assert "never more than 0.05 below" in row.loc["stacked_top3", "why"]
