@@ -449,6 +449,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.costs:
         table = cost_table(datasets)
         print(table.to_string(index=False) if len(table) else "no cells in the cache")
+        if args.costs_out is not None and len(table):
+            table.to_csv(args.costs_out, index=False, float_format="%.4g")
         return
     protocols = ("supervised", "unsupervised") if args.protocol == "both" else (args.protocol,)
     by_protocol = {p: protocol_rankers(p) for p in protocols}
