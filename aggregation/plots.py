@@ -14,6 +14,7 @@ so one module draws everything the aggregation package computes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -159,6 +160,7 @@ def plot_generic(
     ax: Axes | None = None,
     max_names_per_block: int = 6,
     title: str | None = None,
+    order: Sequence[str] | None = None,
 ) -> Figure:
     """A generic ranking as a strip of blocks, best left, each as wide as its feature count.
 
@@ -176,6 +178,10 @@ def plot_generic(
         0 shows sizes only.
     title : str, optional
         Default: the method, ``s`` (blocks) and ``n`` (features).
+    order : sequence of str, optional
+        The features best first (e.g. their mean rank): the names shown inside a block
+        follow it, so a large block lists its best features, not its first by name.
+        Default the block's own (natural name) order.
 
     Returns
     -------
@@ -200,6 +206,14 @@ def plot_generic(
     from matplotlib.ticker import MaxNLocator
 
     blocks, n = ranking.blocks, ranking.n_features
+    if order is not None:
+        position = {name: i for i, name in enumerate(order)}
+        missing = [f for f in ranking.names if f not in position]
+        if missing:
+            raise InvalidParameterError(
+                f"order must list every feature of the ranking; missing {missing[:5]}"
+            )
+        blocks = tuple(tuple(sorted(b, key=position.__getitem__)) for b in blocks)
     sizes = np.array([len(b) for b in blocks])
     starts = np.cumsum(sizes) - sizes
     lines = min(int(sizes.max()), max_names_per_block)

@@ -429,7 +429,7 @@ def ffa_rfa_many(
     for r in rankings:
         est = resolve_ranker(r) if not isinstance(r, FoldRankings) else None
         if est is not None:  # refit on every training fold
-            r = fold_rankings(est, setup.X, setup.y, cv=setup.splits, random_state=setup.seed)
+            r = fold_rankings(est, X, y, cv=setup.splits, random_state=setup.seed)
         if isinstance(r, FoldRankings):
             if not r.same_folds(setup.splits):
                 raise InvalidParameterError(

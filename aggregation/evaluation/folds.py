@@ -76,8 +76,10 @@ def cv_splits(
     """
     m = len(X)
     if isinstance(cv, (Integral, np.integer)) and not isinstance(cv, bool):
-        if not 2 <= cv <= m:
-            raise InvalidParameterError(f"cv must be an integer in 2..{m}; got {cv}")
+        if cv < 2:
+            raise InvalidParameterError(f"cv must be an integer >= 2; got {cv}")
+        if cv > m:
+            raise InvalidParameterError(f"cv={cv} folds but X has only {m} samples")
         yc = None if y is None else np.asarray(y)
         if stratify is None:
             stratify = yc is not None and _is_classes(yc)

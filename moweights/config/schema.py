@@ -13,6 +13,7 @@ from typing import Any
 
 from aggregation.combine import METHODS
 from aggregation.compare import MEASURES
+from aggregation.evaluation.classification import CLASS_METRICS, CLASS_MODELS
 from aggregation.evaluation.error_curves import WEIGHTINGS
 from aggregation.evaluation.topk import METRICS
 from moweights.datasets import DATASETS
@@ -233,6 +234,10 @@ _DATA_SOURCE = (
       "removed from the features (.mat files and built-ins bring their own)"),
 )
 _WHEN_CLASSES = "true, false or 'auto' (when the target is a class label)"
+#: how the error curves fit the rankings they judge
+PROTOCOLS = ("nested", "whole_data")
+#: the scores the statistics may test
+STATISTICS_SCORES = (AUTO, "classification", "topk")
 
 SCHEMA = Section("", "moweights run configuration: rank features with several rankers, "
                  "aggregate the rankings and evaluate them.", (), sections=(
@@ -288,13 +293,34 @@ SCHEMA = Section("", "moweights run configuration: rank features with several ra
         K("compare_k", Integer(1), "top-k of the set measures (jaccard, kuncheva) and depth of "
           "rbo", 10),
     )),
-    Section("evaluation", "How good the rankings are. Statistics compare the rankers over "
-            "blocks: the sites of a site run, else the cross-validation folds.", (
+    Section("evaluation", "How good the rankings are, on held-out samples: every ranking "
+            "(ranker, aggregate, NSGA-II weighting) is refit on the training part of each "
+            "cross-validation fold and judged on its test part only (nested, no selection "
+            "bias). Statistics compare the rankers over blocks: the sites of a site run, else "
+            "the folds.", (
         K("enabled", BOOLEAN, "false skips every evaluation", True),
-        K("cv", Integer(2), "cross-validation folds of every evaluation", 10),
+        K("cv", Integer(2), "cross-validation folds of every evaluation (stratified with a "
+          "class target)", 10),
     ), sections=(
-        Section("topk", "Top-k kNN curves: the ranking is refit on each training fold; a kNN "
-                "regressor on the top k features predicts all features (lower is better).", (
+        Section("classification", "Cross-validated class prediction from each ranking's top "
+                "k features (the headline with a class target): a model trained on the fold's "
+                "top-k features predicts the held-out classes, against random rankings "
+                "(higher is better).", (
+            K("enabled", SWITCH, _WHEN_CLASSES, AUTO),
+            K("model", String(*CLASS_MODELS), "knn (a majority vote of n_neighbors on "
+              "standardised features), svm (the error-curve paper's quadratic-kernel SVM) or "
+              "logistic (L2 logistic regression)", "knn"),
+            K("n_neighbors", Integer(1), "neighbours of the knn model", 5),
+            K("metric", String(*CLASS_METRICS), "balanced_accuracy (the mean recall of the "
+              "classes: predicting the majority class scores 1 / n_classes) or accuracy",
+              "balanced_accuracy"),
+            K("ks", Array(Integer(1), 1), "numbers of top features (default 1, 2, 4, ..., n)"),
+            K("at_k", Integer(1), "the k at which rankers are compared and tested (the largest "
+              "grid point <= at_k and < n)", 16),
+            K("n_random", Integer(1), "random rankings per fold of the baseline", 10),
+        )),
+        Section("topk", "Top-k kNN curves: a kNN regressor on each ranking's top k features "
+                "predicts all features (the unsupervised headline; lower is better).", (
             K("enabled", BOOLEAN, "compute the curves", True),
             K("metric", String(*METRICS), "mse (1NN), rmse or rmae (5NN)", "mse"),
             K("n_neighbors", Integer(1), "neighbours (default by metric)"),
@@ -307,6 +333,10 @@ SCHEMA = Section("", "moweights run configuration: rank features with several ra
         Section("error_curves", "FFA/RFA error curves of each ranking (quadratic-kernel SVM) "
                 "and ECA against a random ranking; needs a class target.", (
             K("enabled", SWITCH, _WHEN_CLASSES, AUTO),
+            K("protocol", String(*PROTOCOLS), "nested: every ranking refit on each training "
+              "fold (honest); whole_data: the error-curve paper's protocol, the rankings fitted "
+              "once on all samples (optimistic: the test folds helped choose the features, so "
+              "pure noise beats random; reported as such)", "nested"),
             K("grid", (String("every", "geometric"), Integer(1), Array(Integer(1), 1)),
               "subset sizes: 'every', 'geometric' (1, 2, 4, ..., n), a step or a list",
               "geometric"),
@@ -315,7 +345,9 @@ SCHEMA = Section("", "moweights run configuration: rank features with several ra
               "magnitude weightings); 0 = none", 20),
         )),
         Section("clustering", "k-means on the top features of each ranking, scored against "
-                "the classes (F1W, NMI, ACC); needs a class target.", (
+                "the classes (F1W, NMI, ACC); needs a class target. The rankings are those "
+                "fitted on all samples (the Distance Rank paper's protocol): for a supervised "
+                "ranker, which saw the classes it is scored against, this is optimistic.", (
             K("enabled", SWITCH, _WHEN_CLASSES, AUTO),
             K("k_features", Array(Integer(1), 1), "numbers of top features (default 1, 2, 4, "
               "..., n)"),
@@ -323,9 +355,11 @@ SCHEMA = Section("", "moweights run configuration: rank features with several ra
             K("two_step", BOOLEAN, "the two-step evaluation for imbalanced data", False),
         )),
         Section("statistics", "Friedman + Nemenyi over the blocks (sites, else folds) on the "
-                "top-k error at at_k, random baseline included; a CD diagram.", (
+                "headline score at its at_k, random baseline included; a CD diagram.", (
             K("enabled", SWITCH, "true, false or 'auto' (when there are at least two blocks "
               "and two methods)", AUTO),
+            K("score", String(*STATISTICS_SCORES), "the score tested: 'auto' is the class "
+              "prediction with a class target, else the top-k error", AUTO),
             K("alpha", Number(0.001, 0.5), "significance level", 0.05),
         )),
     )),

@@ -1,12 +1,13 @@
-"""What the random baselines of a run's evaluations are, in one sentence each.
+"""Sentences the terminal summary and the report share: what the random baselines of a
+run's evaluations are, and what a one-block generic ranking means.
 
-The summary and the report print them under the tables where a random ranking can win, so
-that a reader learns why, and what it says about the rankers.
+The summary and the report print the baselines under the tables where a random ranking can
+win, so that a reader learns why, and what it says about the rankers.
 """
 
 from __future__ import annotations
 
-__all__ = ["RANDOM_ECA", "RANDOM_TOPK"]
+__all__ = ["RANDOM_CLASS", "RANDOM_ECA", "RANDOM_TOPK", "generic_one_block_text"]
 
 #: one sentence each on what the random baseline is and what it means when it wins
 RANDOM_TOPK = (
@@ -18,3 +19,15 @@ RANDOM_ECA = (
     "random: the expected error curve of random rankings (the class predicted from the top "
     "features); a ranking at or below 0 finds no more about the class than chance"
 )
+RANDOM_CLASS = (
+    "random: k features drawn at random in every fold (averaged over several draws); a ranking "
+    "at or below it predicts the class no better than features picked by chance"
+)
+
+
+def generic_one_block_text(fallback: dict) -> str:
+    """The plain-words line for a strict generic ranking of one block."""
+    return (
+        f"generic ranking: no boundary all {fallback['q']} rankings agree on (s = 1: one "
+        f"block of all {fallback['n']} features)"
+    )

@@ -9,6 +9,7 @@ machine details, so the same configuration and seed give byte-identical CSV file
     scores.csv ranks.csv aggregated.json              rankers and their combinations
     similarity_<measure>.csv                          ranker x ranker
     site_scores.csv site_ranks.csv sites.json site_similarity.csv      site runs
+    class_curves.csv class_folds.csv class_at_k.csv   class prediction from the top k features
     curves.csv curve_folds.csv curve_at_k.csv         top-k kNN curves (+ random baseline)
     error_curves.csv expected_curve.csv eca.csv       FFA/RFA curves, ECA against random
     clustering.csv                                    k-means scores on top features
@@ -27,19 +28,25 @@ methods alike) are written as the strings "inf", "-inf", "nan" in the JSON files
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from aggregation import GenericRanking, Ranking
-from moweights.output.baselines import RANDOM_ECA, RANDOM_TOPK
+from moweights.output.baselines import (
+    RANDOM_CLASS,
+    RANDOM_ECA,
+    RANDOM_TOPK,
+    generic_one_block_text,
+)
 from moweights.output.files import (
     MANIFEST,
     ResultsFolder,
+    _sigint_ignored,
     csv_text,
     json_text,
+    read_json,
     records,
     safe_name,
 )
@@ -145,10 +152,14 @@ def _site_tables(result) -> dict[str, Any]:
 def _evaluation(result) -> dict:
     cfg = result.config
     out: dict[str, Any] = {}
+    n = None if cfg.is_site_run or not result.units else result.X.shape[1]
+    if result.class_curves is not None:
+        out["class_at_k"] = curve_point(result.class_curves, cfg.evaluation.classification.at_k, n)
     if result.curves is not None:
-        n = None if cfg.is_site_run else result.X.shape[1]
         out["curve_at_k"] = curve_point(result.curves, cfg.evaluation.topk.at_k, n)
     out.update(
+        class_curves=result.class_curves,
+        class_folds=result.class_folds,
         curves=result.curves,
         curve_folds=result.curve_folds,
         eca=result.eca,
@@ -208,11 +219,22 @@ def _summary(result, status: str, files: list[str]) -> dict:
         ],
         "aggregated": _aggregated_json(result.aggregated),
         "generic_tolerance": float(cfg.aggregation.get("tolerance") or 0.0),
+        "generic_fallback": result.generic_fallback,
         "evaluation": {
             "metric": cfg.evaluation.topk.metric,
             "cv": cfg.evaluation.cv,
+            "nested": True,
+            "classification": None
+            if result.class_curves is None
+            else {
+                "metric": cfg.evaluation.classification.metric,
+                "model": cfg.evaluation.classification.model,
+                "n_neighbors": cfg.evaluation.classification.n_neighbors,
+                "at_k": records(ev.get("class_at_k")),
+            },
             "at_k": records(ev.get("curve_at_k")),
             "eca": records(result.eca),
+            "eca_protocol": cfg.evaluation.error_curves.protocol,
             "statistics": None
             if stats is None
             else {k: v for k, v in stats.items() if k not in ("table", "pvalues")},
@@ -277,31 +299,18 @@ class RunFolder(ResultsFolder):
         self._manifest(status, "; ".join(result.notes) or None)
 
     def finish(self, result, seconds: float) -> None:
-        """Final tables, summary and manifest with the run's status, then plots and HTML."""
-        import signal
-        import threading
-
+        """Final tables and summary with the run's status, then plots and HTML, then the
+        manifest (last: "complete" only when every file is written; see ``_draw``)."""
         result.seconds = seconds
-        main = threading.current_thread() is threading.main_thread()
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
-        try:  # a second Ctrl-C must not leave the folder without its final manifest
+        with _sigint_ignored():  # a second Ctrl-C must not leave the final tables half
             self.write(result, status=result.status)
-        finally:
-            if main:
-                signal.signal(signal.SIGINT, previous)
-        from moweights.output.report import render  # plots need matplotlib: only here
-
-        out = self.config.output
-        written = render(self.path, plots=out.plots, html=out.html)
-        result.files = [self.path / name for name in sorted(set(self.files) | set(written))]
-        self.files.update(written)
-        self._manifest(result.status, "; ".join(result.notes) or None)
+        self._draw(result)
 
 
 def summary_text(folder) -> str:
     """A short human summary of a run folder (from its ``summary.json``), for the terminal."""
     folder = Path(folder)
-    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    summary = read_json(folder / "summary.json", what="summary")
     if "study" in summary:
         from moweights.output.study import study_summary_text
 
@@ -335,32 +344,94 @@ def summary_text(folder) -> str:
             if tol
             else ""
         )
-        lines += ["", f"generic ranking{how}: s = {agg['generic']['s']} block(s): {text}"]
+        fallback = summary.get("generic_fallback")
+        if agg["generic"]["s"] == 1 and fallback:
+            lines += ["", *_fallback_lines(fallback)]
+        else:
+            lines += ["", f"generic ranking{how}: s = {agg['generic']['s']} block(s): {text}"]
     for group in summary.get("identical") or []:
-        lines.append(f"  identical rankings: {' = '.join(group)} (their evaluations are shared)")
+        lines.append(f"  identical rankings (fitted on all samples): {' = '.join(group)}")
     ev = summary["evaluation"]
-    topk, eca = _topk_lines(ev), _eca_lines(ev)
-    # with a class target the supervised error curves fit the task: they come first
-    lines += (eca + topk) if data.get("target") and eca else (topk + eca)
-    st = ev.get("statistics")
-    if st:
-        fr, ne = st["friedman"], st["nemenyi"]
-        lines += [
-            "",
-            f"Friedman over {fr['n']} {st['blocks']}: chi2 = {float(fr['statistic']):.3g}, "
-            f"p = {float(fr['pvalue']):.3g}; Nemenyi CD = {float(ne['cd']):.3g} at alpha = "
-            f"{st['alpha']}",
-        ]
+    head = _class_lines(ev) + _statistics_lines(ev, "classification")
+    topk = _topk_lines(ev) + _statistics_lines(ev, "topk")
+    # with a class target the class prediction is the headline: it comes first
+    lines += head + _eca_lines(ev) + topk if ev.get("classification") else topk + _eca_lines(ev)
     for note in summary["notes"]:
         lines.append(f"note: {note}")
     from moweights.output.study import reused_steps
 
     earlier = reused_steps(summary)
     reused = f", {len(earlier)} step(s) from an earlier run's cache" if earlier else ""
-    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    manifest = read_json(folder / MANIFEST, what="manifest")
     n_files = len(manifest["files"]) + 1
     lines += ["", f"wrote {n_files} files to {folder}/ in {summary['seconds']:.1f} s{reused}"]
     return "\n".join(lines)
+
+
+def _fallback_lines(fallback: dict) -> list[str]:
+    lines = [generic_one_block_text(fallback)]
+    tolerant = fallback.get("tolerant")
+    if tolerant:
+        blocks = " > ".join("{" + ",".join(b[:6]) + (",..." if len(b) > 6 else "") + "}"
+                            for b in tolerant["blocks"][:6])  # fmt: skip
+        more = " > ..." if tolerant["s"] > 6 else ""
+        lines.append(
+            f"  letting one of the {fallback['q']} disagree on each side (tolerance "
+            f"{fallback['tolerance']:g}): s = {tolerant['s']} block(s): {blocks}{more}"
+        )
+    shared = fallback["shared_top"]
+    listed = ", ".join(shared["features"]) or "none"
+    lines.append(f"  in the top {shared['k']} of all {fallback['q']} rankings: {listed}")
+    return lines
+
+
+def _class_lines(ev: dict) -> list[str]:
+    cl = ev.get("classification")
+    if not cl or not cl.get("at_k"):
+        return []
+    model = f"{cl['n_neighbors']}-NN" if cl["model"] == "knn" else cl["model"]
+    lines = [
+        "",
+        f"{cl['metric'].replace('_', ' ')} of {model} predicting the class from the top k "
+        f"features ({ev['cv']}-fold CV, every ranking refit on each training fold; higher is "
+        "better):",
+    ]
+    for row in cl["at_k"]:
+        where = f"{row['ranker']} @ {row['site']}" if "site" in row else row["ranker"]
+        lines.append(f"  {where:<24} k={row['k']:<3d} {row['mean']:.4f} ± {row['std']:.4f}")
+    lines.append(f"  {RANDOM_CLASS}")
+    return lines
+
+
+def _statistics_lines(ev: dict, score: str) -> list[str]:
+    """The test of the headline score, printed under the table it tests."""
+    st = ev.get("statistics")
+    if not st or st.get("score", "topk") != score:
+        return []
+    fr, ne = st["friedman"], st["nemenyi"]
+    lines = [
+        "",
+        f"tested: {st.get('description', st['metric'])} -- Friedman over {fr['n']} "
+        f"{st['blocks']}: chi2 = {float(fr['statistic']):.3g}, p = {float(fr['pvalue']):.3g}; "
+        f"Nemenyi CD = {float(ne['cd']):.3g} at alpha = {st['alpha']}",
+    ]
+    if st.get("winner"):
+        random = st.get("random_rank")
+        versus = f"; random {random:.2f}" if random is not None else ""
+        rank = f"average rank {st['winner_rank']:.2f} of {fr['k']}{versus}; 1 = best"
+        if not st.get("significant", True):
+            lines.append(
+                f"no significant difference (Friedman p >= {st['alpha']}); the best average "
+                f"rank is {st['winner']}'s ({rank})"
+            )
+        else:
+            against = {True: "better than random", False: "not significantly better than "
+                       "random", None: ""}[st.get("beats_random")]  # fmt: skip
+            against = f"; Nemenyi: {against}" if against else ""
+            lines.append(f"winner: {st['winner']} ({rank}){against}")
+    for caution in st.get("caution") or []:
+        lines.append(f"caution: {caution}")
+    return lines
 
 
 def _topk_lines(ev: dict) -> list[str]:
@@ -368,7 +439,8 @@ def _topk_lines(ev: dict) -> list[str]:
         return []
     lines = [
         "",
-        f"{ev['metric'].upper()} of {ev['cv']}-fold kNN at k top features (lower is better):",
+        f"{ev['metric'].upper()} of {ev['cv']}-fold kNN at k top features, every ranking refit "
+        "on each training fold (lower is better):",
     ]
     for row in ev["at_k"]:
         where = f"{row['ranker']} @ {row['site']}" if "site" in row else row["ranker"]
@@ -380,7 +452,13 @@ def _topk_lines(ev: dict) -> list[str]:
 def _eca_lines(ev: dict) -> list[str]:
     if not ev.get("eca"):
         return []
-    lines = ["", "ECA against a random ranking (> 0: better than random):"]
+    protocol = ev.get("eca_protocol") or ("nested" if ev.get("nested") else "whole_data")
+    if protocol == "whole_data":
+        how = "rankings fitted on all samples (whole_data protocol: OPTIMISTIC, the test folds "
+        how += "helped choose the features)"
+    else:
+        how = "every ranking refit on each training fold"
+    lines = ["", f"ECA against a random ranking ({how}; > 0: better than random):"]
     for row in ev["eca"]:
         lines.append(f"  {row['ranking']:<24} {row['weighting']:<12} {row['eca']:+.4f}")
     lines.append(f"  {RANDOM_ECA}")

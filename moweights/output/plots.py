@@ -41,8 +41,15 @@ def _save(fig, path: Path) -> bytes:
 
 
 # ------------------------------------------------------------------ the plots
-def _curves(folder: Path):
-    curves = load(folder, "curves.csv")
+def _class_curves(folder: Path):
+    return _curves(folder, "class_curves.csv", "Class prediction from the top k features "
+                   "(higher is better)")  # fmt: skip
+
+
+def _curves(
+    folder: Path, name: str = "curves.csv", what: str = "Top-k kNN curves (lower is better)"
+):
+    curves = load(folder, name)
     if curves is None or curves.empty:
         return None
     import matplotlib.pyplot as plt
@@ -55,7 +62,7 @@ def _curves(folder: Path):
         part = curves if site is None else curves[curves["site"] == site]
         by = {label: p for label, p in part.groupby("ranker", sort=False) if label != "random"}
         random = part[part["ranker"] == "random"]
-        title = "Top-k kNN curves (lower is better)" if site is None else f"site {site}"
+        title = what if site is None else f"site {site}"
         plot_topk_curves(by, random if len(random) else None, ax=ax, title=title)
     fig.tight_layout()
     return fig
@@ -70,10 +77,8 @@ def _cd(folder: Path):
     ne = st["nemenyi"]
     blocks = f"{st['friedman']['n']} {st['blocks']}"
     where = f" at k = {st['k']}" if st.get("k") else ""
-    title = (
-        f"Average ranks over {blocks} ({st['metric']}{where}); "
-        f"Friedman p = {st['friedman']['pvalue']:.3g}"
-    )
+    what = st.get("description") or f"{st['metric']}{where}"
+    title = f"Average ranks over {blocks}; Friedman p = {st['friedman']['pvalue']:.3g}\n{what}"
     return plot_cd_diagram(pd.Series(ne["avg_ranks"]), ne["cd"], show_ranks=True, title=title)
 
 
@@ -145,8 +150,23 @@ def _generic(folder: Path):
     from aggregation import GenericRanking
     from aggregation.plots import plot_generic
 
+    summary = load(folder, "summary.json") or {}
+    tol = float(summary.get("generic_tolerance") or 0.0)
+    fallback = summary.get("generic_fallback")
     g = GenericRanking(agg["generic"]["blocks"])
-    return plot_generic(g, title=f"generic ranking of the rankers: s = {len(g)} block(s)")
+    how = f"tolerance {tol:g}" if tol else "strict: every ranker agrees on each boundary"
+    title = f"generic ranking of the rankers ({how}): s = {len(g)} block(s)"
+    if len(g) == 1 and fallback and fallback.get("tolerant"):
+        g = GenericRanking(fallback["tolerant"]["blocks"])
+        title = (
+            f"no boundary all {fallback['q']} rankers agree on; letting one disagree on each "
+            f"side (tolerance {fallback['tolerance']:g}): s = {len(g)} block(s)"
+        )
+    # names inside a block best first: by the mean rank when it was computed
+    order = (agg.get("mean_rank") or {}).get("order")
+    if order is None or set(order) != set(g.names):
+        order = None
+    return plot_generic(g, title=title, order=order)
 
 
 def _site_maps(folder: Path) -> list[tuple[str, Callable]]:
@@ -208,17 +228,23 @@ def _pareto(folder: Path) -> list[tuple[str, Callable]]:
 
 
 PLOTS: list[tuple[str, Callable, str]] = [
+    ("class_curves.png", _class_curves, "Class prediction: a model trained on each ranking's "
+     "top k features predicts the held-out classes (cross-validated; every ranking, aggregates "
+     "included, is refit on each training fold); dashed: random features."),
     ("curves.png", _curves, "Top-k curves: a kNN model on each ranking's top k features "
-     "predicts all features (cross-validated; the ranking is refit on every training fold)."),
+     "predicts all features (cross-validated; every ranking, aggregates included, is refit on "
+     "each training fold)."),
     ("cd_diagram.png", _cd, "Critical-difference diagram: average ranks; methods joined by a "
      "bar do not differ significantly (Nemenyi)."),
     ("error_curves.png", _error_curves, "FFA/RFA error curves with the expected curve of a "
-     "random ranking (band: 5%-95% of the sampled random curves)."),
+     "random ranking (band: 5%-95% of the sampled random curves); see the section's text for "
+     "whether the rankings were refit per fold."),
     ("clustering.png", _clustering, "k-means on each ranking's top features, scored against "
-     "the classes."),
+     "the classes (the rankings fitted on all samples: optimistic for supervised rankers)."),
     ("similarity.png", _similarity, "How alike the rankers' rankings are."),
-    ("generic.png", _generic, "The generic ranking: the finest ordered partition every ranker "
-     "agrees on."),
+    ("generic.png", _generic, "The generic ranking: ordered blocks of features, a boundary "
+     "where the rankers agree on the features above it (strictly, or within the tolerance in "
+     "the title); names inside a block by mean rank, best first."),
 ]  # fmt: skip
 
 

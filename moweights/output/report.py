@@ -17,7 +17,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from moweights.output.baselines import RANDOM_ECA, RANDOM_TOPK
+from moweights.output.baselines import (
+    RANDOM_CLASS,
+    RANDOM_ECA,
+    RANDOM_TOPK,
+    generic_one_block_text,
+)
 from moweights.output.files import atomic_write, safe_name
 from moweights.output.plots import STUDY, draw, draw_study, is_study, load
 
@@ -76,6 +81,23 @@ def _generic_text(agg: dict, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _fallback_text(fallback: dict) -> str:
+    """A one-block strict generic ranking in plain words, with what can be said instead."""
+    parts = [generic_one_block_text(fallback) + "."]
+    tolerant = fallback.get("tolerant")
+    if tolerant:
+        parts.append(
+            f"Letting one of the {fallback['q']} rankings disagree on each side (tolerance "
+            f"{fallback['tolerance']:g}): "
+            + _generic_text({"s": tolerant["s"], "blocks": tolerant["blocks"]}, limit=300)
+            + "."
+        )
+    shared = fallback["shared_top"]
+    listed = ", ".join(shared["features"]) or "none"
+    parts.append(f"In the top {shared['k']} of every ranking: {listed}.")
+    return " ".join(parts)
+
+
 def _eca_table(rows: list[dict]) -> tuple[list[dict], list[str]]:
     """ECA as rankings x weightings, in the order they were computed."""
     eca = pd.DataFrame(rows, columns=["ranking", "weighting", "eca"])
@@ -103,18 +125,36 @@ def page(folder, images: list[tuple[str, bytes, str]]) -> str:
          "top features": ", ".join(r["top"][:8]) if r["top"] else "(not run)"}
         for r in summary.get("rankers", [])
     ]  # fmt: skip
+    fallback = summary.get("generic_fallback")
     aggregated = [
         {"method": m, "result": _generic_text(v) if "blocks" in v else ", ".join(v["order"][:10])}
         for m, v in summary.get("aggregated", {}).items()
     ]
+    for row in aggregated:
+        if row["method"] == "generic" and fallback and summary["aggregated"]["generic"]["s"] == 1:
+            row["result"] = _fallback_text(fallback)
     ev = summary.get("evaluation", {})
     at_k = ev.get("at_k") or []
     at_k_columns = [c for c in ("site", "ranker", "k", "mean", "std") if at_k and c in at_k[0]]
+    cl = ev.get("classification") or {}
+    class_at_k = cl.get("at_k") or []
+    class_columns = [
+        c for c in ("site", "ranker", "k", "mean", "std") if class_at_k and c in class_at_k[0]
+    ]
+    model = cl.get("model", "")
+    model = f"{cl.get('n_neighbors')}-NN" if model == "knn" else model
     eca_rows, eca_columns = _eca_table(ev.get("eca") or [])
     context = {
         "identical": [" = ".join(group) for group in summary.get("identical") or []],
         "random_topk": RANDOM_TOPK,
         "random_eca": RANDOM_ECA,
+        "random_class": RANDOM_CLASS,
+        "classification": cl,
+        "class_at_k": class_at_k,
+        "class_columns": class_columns,
+        "class_model": model,
+        "class_metric": str(cl.get("metric", "")).replace("_", " "),
+        "eca_protocol": ev.get("eca_protocol") or ("nested" if ev.get("nested") else "whole_data"),
         "pareto_tables": _pareto_tables(folder),
         "name": data.get("name", folder.name),
         "status": summary.get("status", "unknown"),

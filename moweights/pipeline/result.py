@@ -28,8 +28,15 @@ class RunResult:
         Site runs: each ranker's per-site rankings, aggregates and site similarity.
     aggregated : dict of str -> Ranking or GenericRanking
         The rankers' rankings combined, by method.
+    generic_fallback : dict or None
+        When the strict generic ranking is one block: the tolerant partition letting one
+        input disagree, and the features in the top 10 of every input
+        (:func:`moweights.pipeline.steps.generic_fallback`).
     similarity : dict of str -> DataFrame
         Ranker x ranker matrices, by measure.
+    class_curves, class_folds : DataFrame
+        Cross-validated class prediction from the top-k features of every ranking refit
+        per fold (mean/std over folds, and per fold); ranker ``random`` is the baseline.
     curves, curve_folds : DataFrame
         Top-k kNN curves (mean/std over folds, and per fold); ranker ``random`` is the
         baseline; a ``site`` column in site runs.
@@ -38,7 +45,9 @@ class RunResult:
     clustering : DataFrame
         k-means scores on each ranking's top features.
     statistics : dict
-        Friedman and Nemenyi results over the blocks (folds or sites), with the table.
+        Friedman and Nemenyi results over the blocks (folds or sites) on the headline score
+        (:func:`moweights.pipeline.evaluate.headline`), with the table, the score tested,
+        the winner and Demšar's cautions.
     pareto : dict of str -> dict of DataFrame
         For NSGA-II weighting rankers: ``weights``, ``objectives``, ``history``.
     status : {"running", "complete", "partial", "failed"}
@@ -51,7 +60,10 @@ class RunResult:
     rankings: dict[str, Ranking] = field(default_factory=dict)
     site_rankings: dict[str, Any] = field(default_factory=dict)
     aggregated: dict[str, Ranking | GenericRanking] = field(default_factory=dict)
+    generic_fallback: dict | None = None
     similarity: dict[str, pd.DataFrame] = field(default_factory=dict)
+    class_curves: pd.DataFrame | None = None
+    class_folds: pd.DataFrame | None = None
     curves: pd.DataFrame | None = None
     curve_folds: pd.DataFrame | None = None
     error_curves: pd.DataFrame | None = None

@@ -23,7 +23,15 @@ from moweights.pipeline.data import fingerprint
 from moweights.pipeline.progress import Progress
 from moweights.pipeline.result import RunResult
 
-__all__ = ["aggregate", "feature_order", "make_ranker", "needs_y", "rank", "spec_key"]
+__all__ = [
+    "aggregate",
+    "combine_method",
+    "feature_order",
+    "make_ranker",
+    "needs_y",
+    "rank",
+    "spec_key",
+]
 
 
 def needs_y(est) -> bool:
@@ -147,7 +155,8 @@ def _site_mean(site_rankings) -> Ranking:
     return ranking
 
 
-def _combine(method: str, rankings: list, labels: list[str], weights, tolerance=0.0) -> Any:
+def combine_method(method: str, rankings: list, labels: list[str], weights, tolerance=0.0) -> Any:
+    """The rankings combined by one configured aggregation ``method``."""
     if method == "generic" and tolerance:
         return tolerant_generic(rankings, tolerance)
     if method == "weighted_mean_rank":
@@ -171,11 +180,14 @@ def aggregate(config: RunConfig, result: RunResult) -> None:
         weights = config.aggregation.weights
     for method, rankings_ in inputs.items():
         try:
-            agg = _combine(method, rankings_, labels, weights, config.aggregation.tolerance)
+            agg = combine_method(method, rankings_, labels, weights, config.aggregation.tolerance)
         except rankers.MoweightsError as exc:
             result.notes.append(f"aggregation {method} skipped: {exc}")
             continue
         result.aggregated[method] = _named(agg, method)
+    generic = result.aggregated.get("generic")
+    if generic is not None and len(generic) == 1 and not config.aggregation.tolerance:
+        result.generic_fallback = generic_fallback(inputs["generic"])
     if len(labels) > 1:
         k = min(config.aggregation.compare_k, len(result.feature_names))
         for measure in config.aggregation.compare:
@@ -186,6 +198,25 @@ def aggregate(config: RunConfig, result: RunResult) -> None:
                 )
             except rankers.MoweightsError as exc:
                 result.notes.append(f"similarity {measure} skipped: {exc}")
+
+
+def generic_fallback(rankings: list, k: int = 10) -> dict:
+    """What to show when the strict generic ranking is one block (no boundary every input
+    agrees on): the tolerant partition that lets one input disagree on each side (three or
+    more inputs), and the features in the top ``k`` of every input."""
+    q = len(rankings)
+    out: dict[str, Any] = {"q": q, "n": len(rankings[0].names)}
+    if q >= 3:
+        tolerance = min(1.5 / q, 0.49)  # floor(tolerance * q) = 1: one input may disagree
+        tolerant = tolerant_generic(rankings, tolerance)
+        out["tolerance"] = round(tolerance, 4)
+        out["tolerant"] = {"s": len(tolerant), "blocks": [list(b) for b in tolerant.blocks]}
+    k = min(k, out["n"])
+    tops = [set(feature_order(r)[:k]) for r in rankings]
+    shared = set.intersection(*tops)
+    first = feature_order(rankings[0])
+    out["shared_top"] = {"k": k, "features": [f for f in first if f in shared]}
+    return out
 
 
 def _named(ranking, method: str):

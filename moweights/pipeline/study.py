@@ -6,18 +6,22 @@ by data set, and the run's joblib/Dask settings parallelise inside each data set
 for one (one layer at a time: the data sets follow one another).
 
 Across the data sets, every evaluation score the runs computed becomes a table
-score[data set, method] -- the top-k kNN error at ``at_k`` (lower is better; the random
-baseline is a method) and, with class targets, ECA per weighting (higher is better; the
-random ranking's ECA is 0 by definition and is its row), and the k-means scores of the top
-features averaged over the ``k_features`` grid (``clustering_nmi``, ...; higher is better; a
-random order is the baseline) -- and the methods are compared on
-it with Friedman / Iman-Davenport and Nemenyi's critical difference
-(:mod:`aggregation.evaluation.stats`, Demšar 2006), the data sets being the blocks.
-A score with fewer than two data sets or methods gets the reason instead of statistics.
+score[data set, method] -- with class targets the nested class prediction at its ``at_k``
+(``class_<metric>``, higher is better; the random baseline is a method), the top-k kNN
+error at ``at_k`` (lower is better; the random baseline is a method) and, with class
+targets, ECA per weighting (higher is better; the random ranking's ECA is 0 by definition
+and is its row), and the k-means scores of the top features averaged over the
+``k_features`` grid (``clustering_nmi``, ...; higher is better; a random order is the
+baseline) -- and the methods are compared on it with Friedman / Iman-Davenport and
+Nemenyi's critical difference (:mod:`aggregation.evaluation.stats`, Demšar 2006), the data
+sets being the blocks.
+A score with fewer than two data sets or methods gets the reason instead of statistics;
+fewer than five data sets get Demšar's caution beside them.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 import warnings
 from collections.abc import Callable
@@ -35,7 +39,9 @@ from moweights.output.files import safe_name
 from moweights.pipeline.result import RunResult
 from rankers.ties import average_ranks, order_desc
 
-__all__ = ["StudyResult", "compare_datasets", "dataset_folder", "run_study"]
+__all__ = ["StudyResult", "compare_datasets", "dataset_folder", "outcome_text", "run_study"]
+
+log = logging.getLogger("moweights")
 
 
 @dataclass
@@ -52,12 +58,20 @@ class StudyResult:
         Per score: ``higher_is_better``, and ``friedman`` / ``nemenyi`` results (plain
         dicts), the average ranks and the per-data-set ranks -- or ``reason``, why the
         statistics are absent.
+    failed : dict of str -> str
+        The data sets whose run stopped with an error, and the error (type: message).
+    skipped : dict of str -> str
+        The data sets that did not run, and why (their folder in use by another run).
     status : {"running", "complete", "partial", "failed"}
+        "partial" when some data sets failed or were skipped (or Ctrl-C), "failed" when
+        none finished.
     notes : list of str
     """
 
     config: RunConfig
     runs: dict[str, RunResult] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
     scores: dict[str, pd.DataFrame] = field(default_factory=dict)
     comparisons: dict[str, dict[str, Any]] = field(default_factory=dict)
     status: str = "running"
@@ -87,8 +101,13 @@ def run_study(
 
     ``run(config, folder, cache=...)`` runs one data set
     (:func:`moweights.pipeline.runner.run`, which calls this one: passed in, not imported).
+    Each data set runs, fails or is skipped on its own: an error in one (its file, its
+    data, a ranker that refuses it, memory) is recorded with the data set -- its own
+    folder says how far it got -- and the study goes on with the next; the comparison
+    uses the data sets that finished and names the others. Only Ctrl-C stops the study.
     """
     from moweights.output.study import StudyFolder
+    from rankers.exceptions import RunLockedError
 
     result = StudyResult(config=config, output_dir=out)
     folder = StudyFolder(out, config)
@@ -96,12 +115,46 @@ def run_study(
     with folder.finishing(result, start, interrupted):
         for data in config.datasets:
             sub = config.for_dataset(data)
-            result.runs[data.name] = run(sub, dataset_folder(out, data.name), cache=cache)
-            result.notes.extend(f"{data.name}: {note}" for note in result.runs[data.name].notes)
+            try:
+                member = run(sub, dataset_folder(out, data.name), cache=cache)
+            except RunLockedError as exc:  # another run writes its folder: not a failure
+                result.skipped[data.name] = str(exc)
+                result.notes.append(f"{data.name}: skipped: {exc}")
+                log.warning("data set %s skipped: %s", data.name, exc)
+            except Exception as exc:  # Ctrl-C and SystemExit stop the study; nothing else
+                result.failed[data.name] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+                result.notes.append(f"{data.name}: failed: {result.failed[data.name]}")
+                log.warning(
+                    "data set %s failed (%s); the study goes on with the others",
+                    data.name,
+                    result.failed[data.name],
+                )
+            else:
+                result.runs[data.name] = member
+                result.notes.extend(f"{data.name}: {note}" for note in member.notes)
             compare_datasets(config, result)
             result.seconds = time.perf_counter() - start
             folder.write(result)
+        lost = {**result.failed, **result.skipped}
+        if lost:
+            result.status = "partial" if result.runs else "failed"
+            result.notes.append(outcome_text(result))
     return result
+
+
+def outcome_text(result: StudyResult) -> str:
+    """One line: which data sets did not finish, and what the statistics use."""
+    n = len(result.config.datasets)
+    parts = []
+    if result.failed:
+        parts.append(f"{len(result.failed)} of {n} data sets failed: {', '.join(result.failed)}")
+    if result.skipped:
+        parts.append(f"{len(result.skipped)} skipped: {', '.join(result.skipped)}")
+    return "; ".join(parts) + (
+        f"; the comparisons use the {len(result.runs)} that finished"
+        if result.runs
+        else "; none finished"
+    )
 
 
 # ------------------------------------------------------------------ scores per data set
@@ -110,6 +163,11 @@ def _run_scores(run: RunResult, config: RunConfig) -> dict[str, tuple[dict[str, 
     from moweights.output.folder import curve_point
 
     out: dict[str, tuple[dict[str, float], bool]] = {}
+    if run.class_curves is not None and len(run.class_curves):
+        section = config.evaluation.classification
+        point = curve_point(run.class_curves, section.at_k, run.X.shape[1])
+        values = dict(zip(point["ranker"], point["mean"].astype(float), strict=True))
+        out[f"class_{section.metric}"] = (values, True)
     if run.curves is not None and len(run.curves):
         point = curve_point(run.curves, config.evaluation.topk.at_k, run.X.shape[1])
         values = dict(zip(point["ranker"], point["mean"].astype(float), strict=True))
@@ -146,6 +204,26 @@ def compare_datasets(config: RunConfig, result: StudyResult) -> None:
         result.comparisons[score] = _compare(
             complete, direction[score], alpha, len(config.datasets)
         )
+        result.comparisons[score]["missing"] = _missing(config, result, set(per_data))
+
+
+def _missing(config: RunConfig, result: StudyResult, present: set[str]) -> dict[str, str]:
+    """The study's data sets a score lacks, and why: failed, skipped, not run (yet), or
+    finished without that score."""
+    why = {}
+    for data in config.datasets:
+        name = data.name
+        if name in present:
+            continue
+        if name in result.failed:
+            why[name] = "failed"
+        elif name in result.skipped:
+            why[name] = "skipped"
+        elif name not in result.runs:
+            why[name] = "not run"
+        else:
+            why[name] = "no such score"
+    return why
 
 
 def _compare(table: pd.DataFrame, higher: bool, alpha: float, n_planned: int) -> dict[str, Any]:
@@ -167,6 +245,11 @@ def _compare(table: pd.DataFrame, higher: bool, alpha: float, n_planned: int) ->
     except rankers.MoweightsError as exc:
         entry["reason"] = str(exc)
         return entry
+    if n < 5:
+        entry["caution"] = (
+            f"only {n} data sets: Demšar (2006) advises at least 5 for the Friedman test and "
+            "Nemenyi's critical difference; read the p-values as a rough guide"
+        )
     avg = ne.avg_ranks
     # near-equal average ranks are ties (rankers.ties): the same position, listed in the
     # config's method order, never ordered by their last bits

@@ -59,6 +59,9 @@ TABLES = [
     "curves.csv",
     "curve_folds.csv",
     "curve_at_k.csv",
+    "class_curves.csv",
+    "class_folds.csv",
+    "class_at_k.csv",
     "error_curves.csv",
     "expected_curve.csv",
     "eca.csv",
@@ -71,7 +74,14 @@ TABLES = [
     "summary.json",
     "manifest.json",
 ]
-PICTURES = ["curves.png", "cd_diagram.png", "error_curves.png", "clustering.png", "report.html"]
+PICTURES = [
+    "class_curves.png",
+    "curves.png",
+    "cd_diagram.png",
+    "error_curves.png",
+    "clustering.png",
+    "report.html",
+]
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +112,8 @@ def test_run_writes_every_output_and_is_reproducible(two_runs):
         scores["variance"], X.var(ddof=0).rename("variance").rename_axis("feature"), rtol=1e-9
     )
     curves = pd.read_csv(a / "curves.csv")
-    assert list(dict.fromkeys(curves["ranker"])) == [*scores.columns, "random"]
+    # the rankers, the rank-based aggregate (refit fold by fold too), the random baseline
+    assert list(dict.fromkeys(curves["ranker"])) == [*scores.columns, "mean_rank", "random"]
     assert sorted(curves["k"].unique()) == [1, 2, 4, 8, 13]
     # with all features, every ranking gives the same kNN model: the curves meet
     assert curves.loc[curves["k"] == 13, "mean"].nunique() == 1
@@ -145,7 +156,9 @@ def test_summary_and_manifest(two_runs):
         "variance", "laplacian", "info_gain", "random_forest"
     ]  # fmt: skip
     st = summary["evaluation"]["statistics"]
-    assert st["blocks"] == "folds" and st["friedman"]["n"] == 3 and st["friedman"]["k"] == 5
+    # four rankers, their mean rank and the random baseline, on the class prediction
+    assert st["blocks"] == "folds" and st["friedman"]["n"] == 3 and st["friedman"]["k"] == 6
+    assert st["score"] == "classification"
 
 
 def test_report_rerenders_from_the_tables(two_runs, capsys):
@@ -256,7 +269,10 @@ def test_an_unchanged_rerun_reuses_finished_rankers(tmp_path, counting):
     scores = (tmp_path / "out" / "scores.csv").read_bytes()
     second = run(parse_config(raw), tmp_path / "out")
     assert counting.fits == 4  # nothing refit
-    assert second.cached == first.computed and not second.computed
+    # (a one-member mean rank has the member's fold rankings: its curves are the member's,
+    # found in the cache already within the first run)
+    assert sorted(second.cached) == sorted(first.computed + first.cached)
+    assert not second.computed
     assert (tmp_path / "out" / "scores.csv").read_bytes() == scores
     raw["run"]["random_state"] = 1  # a different seed is a different run
     run(parse_config(raw), tmp_path / "out")

@@ -22,12 +22,14 @@ RAW = {
     "aggregation": {"methods": ["mean_rank", "borda", "median_rank", "generic"]},
     "evaluation": {
         "cv": 4,
+        "classification": {"n_random": 2, "ks": [1, 2, 3, 4]},
         "topk": {"n_random": 2, "ks": [1, 2, 3, 4]},
         "error_curves": {"enabled": False},
         "clustering": {"enabled": False},
     },
     "run": {"verbose": 0, "random_state": 5},
 }
+METHODS = ["variance", "laplacian", "info_gain", "mean_rank", "borda", "median_rank", "random"]
 
 
 @pytest.fixture(scope="module")
@@ -56,16 +58,19 @@ def test_curve_point_takes_the_largest_grid_point_below_n():
 
 
 def test_statistics_are_friedman_and_nemenyi_over_the_folds(folder):
-    folds = pd.read_csv(folder / "curve_folds.csv")
+    # with a class target the headline is the nested class prediction (higher is better)
+    folds = pd.read_csv(folder / "class_folds.csv")
     table = pd.read_csv(folder / "statistics_table.csv", index_col="fold")
     st = json.loads((folder / "statistics.json").read_text())
+    assert st["score"] == "classification" and st["higher_is_better"]
     assert st["k"] == 3  # iris: 4 features, compared at the largest k below 4
-    at = folds[folds["k"] == 3].pivot(index="fold", columns="ranker", values="value")
-    pd.testing.assert_frame_equal(
-        table, at[["variance", "laplacian", "info_gain", "random"]], check_names=False
+    assert st["description"] == (
+        "balanced accuracy of 5-NN predicting the class from the top 3 features"
     )
-    # Demšar's chi2_F from the average ranks (ties share their average rank)
-    ranks = table.rank(axis=1)
+    at = folds[folds["k"] == 3].pivot(index="fold", columns="ranker", values="value")
+    pd.testing.assert_frame_equal(table, at[METHODS], check_names=False)
+    # Demšar's chi2_F from the average ranks (ties share their average rank; 1 = best)
+    ranks = (-table).rank(axis=1)
     k, n = table.shape[1], table.shape[0]
     r = ranks.mean()
     chi2 = 12 * n / (k * (k + 1)) * ((r**2).sum() - k * (k + 1) ** 2 / 4)
@@ -94,7 +99,7 @@ def test_html_page_is_self_contained(folder):
     for name, data in images:
         png = base64.b64decode(data)
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and png == (folder / name).read_bytes(), name
-    assert "Friedman test over 4 folds and 4 methods" in page
+    assert "Friedman test over 4 folds and 7 methods" in page
     assert 'class="badge complete"' in page
 
 
@@ -132,10 +137,11 @@ def test_non_finite_statistics_are_written_as_standard_json(tmp_path):
         "data": {"builtin": "iris"},
         "rankers": [{"name": "variance"},
                     {"name": "mo_weighting", "params": {"pop_size": 8, "n_gen": 3}}],
+        "aggregation": {"methods": ["generic"]},
         "evaluation": {"cv": 3, "topk": {"n_random": 2}, "error_curves": {"enabled": False},
-                       "clustering": {"enabled": False}},
+                       "clustering": {"enabled": False}, "classification": {"enabled": False}},
         "output": {"plots": False},
-        "run": {"verbose": 0, "random_state": 5},
+        "run": {"verbose": 0, "random_state": 7},
     }  # fmt: skip
     result = run(parse_config(raw), tmp_path / "out")
     assert result.status == "complete"
@@ -177,11 +183,11 @@ def test_identical_rankings_are_named_and_the_baselines_explained(tmp_path):
     assert summary["identical"][0][:2] == ["variance", "twin"]
     assert summary["data"]["target"] == "target (the data set's own labels)"
     text = summary_text(out)
-    assert "identical rankings: variance = twin" in text  # (and their mean rank)
+    assert "identical rankings (fitted on all samples): variance = twin" in text
     assert "from an earlier run's cache" not in text  # the twin's steps are shared, not reused
     assert "random: k features drawn at random" in text
     page = (out / "report.html").read_text()
-    assert "Identical rankings: variance = twin" in page
+    assert "Identical rankings when fitted on all samples: variance = twin" in page
     assert "a measure of coverage, not of relevance" in page
 
 
@@ -254,12 +260,12 @@ def test_a_federated_run_with_classes_evaluates_site_by_site(tmp_path):
     assert result.status == "complete"
     assert set(result.eca["ranking"]) == {"variance", "anova_f", "mean_rank"}
     assert any("each site evaluated" in note for note in result.notes)
-    # the curve is the size-weighted mean of each site's own curve (90 and 88 rows)
+    # the curve is the size-weighted mean of each site's own curve (90 and 88 rows), each
+    # with anova_f refit on every training fold of that site's rows (nested)
     X, y = load_dataset("wine", random_state=1)
-    ranking = result.rankings["anova_f"]
     parts = [
         ffa_rfa(
-            ranking,
+            "anova_f",
             X.iloc[a:b].reset_index(drop=True),
             y.iloc[a:b].reset_index(drop=True),
             cv=3,

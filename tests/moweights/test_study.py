@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -87,7 +88,8 @@ def test_study_tables_hold_the_cross_data_set_statistics(study):
     st = result.output_dir / "study"
     scores = pd.read_csv(st / "scores_topk_mse.csv", index_col=0)
     assert list(scores.index) == ["wine", "flowers"]
-    assert set(scores.columns) == {"variance", "info_gain", "random"}  # the baseline a method
+    # the rankers, their mean rank (refit fold by fold) and the baseline, a method too
+    assert set(scores.columns) == {"variance", "info_gain", "mean_rank", "random"}
     # each run's own top-k table gives the numbers (at k = 4, below both data sets' n)
     for name in scores.index:
         at = pd.read_csv(result.output_dir / name / "curve_at_k.csv").set_index("ranker")
@@ -102,7 +104,12 @@ def test_study_tables_hold_the_cross_data_set_statistics(study):
     # both data sets have classes: ECA and the k-means scores are compared too
     assert {"topk_mse", "eca_uniform", "clustering_nmi", "clustering_acc"} <= set(fr.index)
     assert (fr["n_datasets"] == 2).all()
-    assert fr.loc["topk_mse", "n_methods"] == 3
+    assert fr.loc["topk_mse", "n_methods"] == 4
+    # with class targets the nested class prediction is compared too, first
+    assert "class_balanced_accuracy" in fr.index
+    assert fr.index[0] == "class_balanced_accuracy"
+    caution = json.loads((result.output_dir / "summary.json").read_text())["study"]
+    assert "only 2 data sets" in caution["comparisons"]["topk_mse"]["caution"]
     assert np.isfinite(fr.loc["topk_mse", ["chi2", "pvalue"]].astype(float)).all()
     ne = pd.read_csv(st / "nemenyi.csv").set_index("score")
     assert ne.loc["topk_mse", "cd"] > 0
@@ -241,3 +248,94 @@ def test_a_parallel_study_gives_the_same_tables(study, tmp_path):
     here, there = out / "study", first.output_dir / "study"
     for name in ("scores_topk_mse.csv", "scores_eca_uniform.csv", "average_ranks.csv"):
         assert (here / name).read_bytes() == (there / name).read_bytes(), name
+
+
+# ------------------------------------------------- one bad data set (issue 37 item 1)
+def _members(tmp_path) -> Path:
+    """Six data files; the three sorting first cannot be ranked, each for its own reason."""
+    rng = np.random.default_rng(0)
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "a_ragged.csv").write_text("f0,f1,f2,label\n1,2,3,0\n4,5,6,1\n7,8,9,0,9\n")
+    for name in ("b_text", "c_oneclass", "d1", "d2", "d3"):
+        frame = pd.DataFrame(rng.normal(size=(40, 3)), columns=["f0", "f1", "f2"])
+        frame["f0"] += np.repeat([0.0, 2.0], 20)
+        frame["label"] = np.repeat([0, 1], 20)
+        if name == "b_text":
+            frame["f2"] = ["red", "blue"] * 20  # refused under the default categorical
+        if name == "c_oneclass":
+            frame["label"] = 0  # loads, then info_gain refuses a single class
+        frame.to_csv(folder / f"{name}.csv", index=False)
+    path = tmp_path / "study.toml"
+    path.write_text(
+        '[data]\npaths = "d/*.csv"\ntarget = "label"\n' + RANKERS + SMALL
+        + '\n[output]\nplots = false\n', encoding="utf-8",
+    )  # fmt: skip
+    return path
+
+
+@pytest.fixture(scope="module")
+def bad_study(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("bad_study")
+    config = _members(tmp)
+    code = main(["run", str(config), "-o", str(tmp / "out"), "-q"])
+    return tmp, config, code
+
+
+def test_a_failing_data_set_fails_alone(bad_study):
+    tmp, _, code = bad_study
+    out = tmp / "out"
+    assert code == 1  # some data sets failed
+    for name in ("d1", "d2", "d3"):
+        summary = json.loads((out / name / "summary.json").read_text())
+        assert summary["status"] == "complete", name
+    rows = {
+        d["name"]: d for d in json.loads((out / "summary.json").read_text())["study"]["data_sets"]
+    }
+    assert [rows[n]["status"] for n in ("d1", "d2", "d3")] == ["complete"] * 3
+    assert rows["a_ragged"]["status"] == "failed"
+    assert "Expected 4 fields in line 4, saw 5" in rows["a_ragged"]["error"]
+    assert rows["b_text"]["status"] == "failed" and "'f2'" in rows["b_text"]["error"]
+    assert rows["c_oneclass"]["status"] == "failed"
+    assert "single class" in rows["c_oneclass"]["error"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "partial"
+    assert "3 of 6 data sets failed: a_ragged, b_text, c_oneclass" in manifest["message"]
+
+
+def test_statistics_use_the_finished_data_sets_and_name_the_missing(bad_study):
+    tmp, _, _ = bad_study
+    study = json.loads((tmp / "out" / "study" / "study.json").read_text())
+    entry = study["topk_mse"]
+    assert entry["data_sets"] == ["d1", "d2", "d3"] and entry["n_datasets"] == 3
+    assert entry["missing"] == {"a_ragged": "failed", "b_text": "failed", "c_oneclass": "failed"}
+    assert "friedman" in entry  # 3 data sets: the statistics run on them
+    text = summary_text(tmp / "out")
+    assert "a_ragged: failed: " in text and "d1 (40 x 3): complete" in text
+    assert "across 3 data sets (missing: a_ragged, b_text, c_oneclass)" in text
+
+
+def test_the_study_report_names_each_members_outcome(bad_study):
+    tmp, _, _ = bad_study
+    assert main(["report", str(tmp / "out"), "-q"]) == 0
+    page = (tmp / "out" / "report.html").read_text()
+    assert page.count(">failed<") == 3 and page.count(">complete<") == 3
+    assert "Expected 4 fields in line 4, saw 5" in page
+
+
+def test_the_command_names_the_failed_data_sets(bad_study, capsys):
+    tmp, config, _ = bad_study
+    code = main(["run", str(config), "-o", str(tmp / "out")])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "error: 3 of 6 data sets failed: a_ragged (DataFileError: " in err
+
+
+def test_validate_checks_every_data_set_up_front(bad_study, capsys):
+    _, config, _ = bad_study
+    assert main(["validate", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "2 problem(s)" in err
+    assert "data set 'a_ragged'" in err and "Expected 4 fields in line 4, saw 5" in err
+    assert "data set 'b_text'" in err and "'f2'" in err
+    assert "d1" not in err
