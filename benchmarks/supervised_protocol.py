@@ -357,14 +357,18 @@ def main(argv: list[str] | None = None) -> dict:
         sys.argv[1:] if argv is None else argv
     )
     lines = [
-        "# Supervised protocol (error-curve paper): ECA against a random ranking",
+        "# Supervised protocol (error-curve paper): ECA against a random ranking -- "
+        "OPTIMISTIC (whole-data rankings)",
         "",
         f"Command: `{command}`",
         "",
         f"{args.folds}-fold stratified CV{fewer_folds_text(fewer)}, paper's SVM (quadratic "
         f"kernel, C = 0.1), grid "
         f"`{args.grid}`, seed {args.seed}; rankings fitted on the whole data set (the paper's "
-        f"protocol). The `random[a:b]` cells score random rankings a..b-1; the expected curve "
+        f"protocol, kept to reproduce it: the test folds helped choose the features, so these "
+        f"ECAs are optimistic, and pure noise scores above random; the nested leaderboard, "
+        f"every ranking refit on each training fold, is `leaderboard/supervised.csv`). The "
+        f"`random[a:b]` cells score random rankings a..b-1; the expected curve "
         f"pools all {args.n_random} of them (computed in parts of {args.random_part}) and is "
         "used by the magnitude weightings only. Higher is better.",
         f"Data sets missing here (skipped by name): {', '.join(skipped) or 'none'}."
