@@ -66,15 +66,16 @@ TIERS = {
 N_FOLDS, FOLD_SEED, RANKER_SEED = 10, 0, 0
 #: inner folds of every training part, for the ensemble's stacking (its members' pool only)
 N_INNER = 3
-#: the stacking ensemble's pool: members whose inner fits are affordable (cost tiers 0-1,
-#: chosen by cost before any score was seen; see docs/guide/leaderboards.rst)
+#: the stacking ensemble's pool: members whose inner fits are affordable (cost tiers 0-1 but
+#: frane), chosen by cost before any score was seen (docs/guide/leaderboards.md);
+#: moweights.ensemble.POOLS is the same
 POOL = {
     "supervised": (
         "anova_f", "chi2", "estimator_importance", "fisher_score", "info_gain",
         "random_forest", "relieff", "svm_rfe", "t_test",
     ),
     "unsupervised": (
-        "compactness", "frane", "laplacian", "mcfs", "ndfs", "spec", "urelief", "variance",
+        "compactness", "laplacian", "mcfs", "ndfs", "spec", "urelief", "variance",
     ),
 }  # fmt: skip
 

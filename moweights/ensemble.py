@@ -31,7 +31,7 @@ POOLS = {
         "random_forest", "relieff", "svm_rfe", "t_test",
     ),
     "unsupervised": (
-        "compactness", "frane", "laplacian", "mcfs", "ndfs", "spec", "urelief", "variance",
+        "compactness", "laplacian", "mcfs", "ndfs", "spec", "urelief", "variance",
     ),
 }  # fmt: skip
 
