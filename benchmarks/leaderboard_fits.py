@@ -48,6 +48,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from moweights.ensemble import POOLS
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = ROOT.parent / "shared" / "data" / "skfeature"
 CACHE = Path(os.environ.get("MOWEIGHTS_LEADERBOARD_CACHE", "/work/bench-cache/leaderboard"))
@@ -66,18 +68,10 @@ TIERS = {
 N_FOLDS, FOLD_SEED, RANKER_SEED = 10, 0, 0
 #: inner folds of every training part, for the ensemble's stacking (its members' pool only)
 N_INNER = 3
-#: the stacking ensemble's pool: members whose inner fits are affordable (cost tiers 0-1 but
-#: frane), chosen by cost before any score was seen (docs/guide/leaderboards.md);
-#: moweights.ensemble.POOLS is the same
-POOL = {
-    "supervised": (
-        "anova_f", "chi2", "estimator_importance", "fisher_score", "info_gain",
-        "random_forest", "relieff", "svm_rfe", "t_test",
-    ),
-    "unsupervised": (
-        "compactness", "laplacian", "mcfs", "ndfs", "spec", "urelief", "variance",
-    ),
-}  # fmt: skip
+#: the stacking ensemble's pool (the product's default, moweights.ensemble.POOLS): members
+#: whose inner fits are affordable (cost tiers 0-1 but frane), chosen by cost before any
+#: score was seen (docs/guide/leaderboards.md)
+POOL = {"supervised": POOLS["classification"], "unsupervised": POOLS["unsupervised"]}
 
 
 # ------------------------------------------------------------------ data and folds
