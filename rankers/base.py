@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import warnings
 from abc import abstractmethod
 from numbers import Integral
@@ -120,6 +121,9 @@ class BaseRanker(SelectorMixin, BaseEstimator):
     #: the ranking does not change when X is multiplied by a constant c > 0 (default
     #: parameters); False, the safe default for a ranker that says nothing, leaves X as it is
     scale_invariant: ClassVar[bool] = False
+    #: the ranking does not change when any one feature is multiplied by its own constant
+    #: c > 0 (default parameters; :meth:`_feature_scale_invariant` for the parameters set)
+    feature_scale_invariant: ClassVar[bool] = False
     #: a ``verbose`` parameter, if the ranker has one, draws a progress bar (tqdm) while it
     #: fits; a ranker whose ``verbose`` means something else (log lines) sets False
     progress_bar: ClassVar[bool] = True
@@ -128,6 +132,11 @@ class BaseRanker(SelectorMixin, BaseEstimator):
     #: score given to constant features; a ranker whose informative scores can fall
     #: below 0 sets the lowest value its scores can take
     _constant_score: ClassVar[float] = 0.0
+    #: its ``_score`` divides every column by a power of two itself where needed (exact)
+    #: and returns scores in the units of the caller's X: :meth:`fit` then skips its own
+    #: global rescaling, a copy of X
+    _rescales_columns: ClassVar[bool] = False
+
     #: parameters that make a fit quick on tiny data; the shared contract tests (which
     #: fit every registered ranker dozens of times) apply them, users never see them
     _contract_test_params: ClassVar[dict] = {}
@@ -166,11 +175,23 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         yc = self._check_target(y, Xc.shape[0])
         if yc is None:  # check_y warns about supervised targets itself
             warn_few_samples(Xc.shape[0], stacklevel=3)
+        # every column's extremes, once: the constant columns, the scale and the checks
+        # of _check_input (e.g. negative values) all read them
+        lo, hi = _column_extremes(Xc)
+        self._column_lo, self._column_hi = lo, hi
         self._check_input(Xc)
         units = self._score_units()
-        Xc, self._scale_shift = _rescale(Xc, units is not None, type(self).__name__)
-
-        constant = _constant_columns(Xc)
+        top = np.maximum(np.abs(lo), np.abs(hi))
+        if self._rescales_columns:
+            self._scale_shift = 0  # _score is exact at any scale: no copy of X
+        else:
+            Xc, self._scale_shift = _rescale(
+                Xc, units is not None, type(self).__name__, float(top.max(initial=0.0))
+            )
+        # a range within the tie tolerance of the column's largest absolute value: a
+        # constant written out by a computation may differ in its last bits from row to row
+        # (rankers.ties); a power-of-two rescale leaves the test unchanged
+        constant = np.asarray(hi - lo <= TIE_RTOL * top)
         self.constant_features_ = constant
         if constant.any():
             labels = self._feature_labels()[constant]
@@ -184,6 +205,9 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         informative = ~constant
         if informative.any():
             Xi = Xc[:, informative] if constant.any() else Xc
+            # the largest absolute value of every column _score sees (rankers that rescale
+            # their columns themselves read it instead of another pass over X)
+            self._column_top = np.ldexp(top[informative], -self._scale_shift)
             step = f"{type(self).__name__}.fit on {Xi.shape[0]} samples x {Xi.shape[1]} features"
             with memory_errors(step):  # numpy's bare MemoryError named as our step's
                 raw = self._score(Xi, yc)
@@ -289,10 +313,16 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         InvalidParameterError
             Naming the parameter, the value given and what would be valid.
         """
+        # the same parameters are checked once: filters fitted in loops (bootstraps, CV,
+        # stability selection) would otherwise pay scikit-learn's checks on every call
+        key = _params_key(self)
+        if key is not None and key == getattr(self, "_validated_params", None):
+            return
         try:
             self._validate_params()
         except SklearnInvalidParameterError as exc:
             raise InvalidParameterError(str(exc)) from None
+        self._validated_params = key
 
     def _check_target(self, y, n_samples: int):
         if not self._requires_y():
@@ -331,12 +361,19 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         """Whether ``fit`` needs a target with the parameters set (default: ``requires_y``)."""
         return bool(self.requires_y)
 
+    def _feature_scale_invariant(self) -> bool:
+        """Whether rescaling one feature leaves the ranking unchanged, with the parameters
+        set (default: ``feature_scale_invariant``; a ranker with a per-feature scaling
+        option answers by it)."""
+        return bool(self.feature_scale_invariant)
+
     def __sklearn_tags__(self) -> RankerTags:
         """scikit-learn's tags of this instance, extended by :class:`~rankers.tags.RankerTags`.
 
         Read them with :func:`rankers.ranker_tags`. ``requires_y`` comes from
         :meth:`_requires_y` (so it may depend on the parameters), ``scale_invariant`` from
-        :meth:`_score_units`, ``progress`` from a ``verbose`` parameter unless the class
+        :meth:`_score_units`, ``feature_scale_invariant`` from
+        :meth:`_feature_scale_invariant`, ``progress`` from a ``verbose`` parameter unless the class
         sets ``progress_bar = False``; the other fields from the class attributes.
         """
         tags = super().__sklearn_tags__()
@@ -354,20 +391,39 @@ class BaseRanker(SelectorMixin, BaseEstimator):
             progress=bool(self.progress_bar) and "verbose" in self.get_params(deep=False),
             deterministic=bool(self.deterministic),
             scale_invariant=self._score_units() is not None,
+            feature_scale_invariant=self._feature_scale_invariant(),
         )
 
 
-def _rescale(X, invariant: bool, name: str):
+def _params_key(est) -> tuple | None:
+    """The estimator's parameters as a hashable tuple (its class included), or None when
+    one of them is not hashable (then they are checked every time)."""
+    names = _param_names(type(est))
+    try:
+        values = (getattr(est, name, None) for name in names)
+        # the type too: 1 == 1.0 == True, but a constraint may take one and refuse another
+        key = (type(est), *((n, type(v), v) for n, v in zip(names, values, strict=True)))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+@functools.cache
+def _param_names(cls) -> tuple[str, ...]:
+    return tuple(cls._get_param_names())
+
+
+def _rescale(X, invariant: bool, name: str, top: float):
     """``X`` divided by ``2**shift`` so that its largest absolute value is in [0.5, 1),
     and ``shift``; or, for a scale-dependent ranker, ``X`` itself after checking that its
     values keep their squares, and sums of many squares, inside float64's normal range.
 
     A power of two is exact (unless a value falls below 2.2e-308 times the largest one,
     where it was already lost to rounding), so a scale-invariant ranker sees the same
-    numbers whatever the scale of the caller's data. Never modifies ``X``.
+    numbers whatever the scale of the caller's data. ``top`` is the largest absolute value
+    of ``X``. Never modifies ``X``.
     """
-    values = X.data if sp.issparse(X) else X
-    top = float(max(values.max(), -values.min())) if values.size else 0.0
     if top == 0.0:  # all zeros: every feature is constant
         return X, 0
     shift = int(np.frexp(top)[1])
@@ -393,17 +449,8 @@ def _rescale(X, invariant: bool, name: str):
     return out, shift
 
 
-def _constant_columns(X) -> np.ndarray:
-    """Columns whose range is within the tie tolerance of their largest absolute value.
-
-    A constant written out by a computation (a mean, a unit conversion) may differ in its
-    last bits from row to row; scaled to [0, 1] those bits would become a feature. By the
-    rule of :mod:`rankers.ties` such a column is constant.
-    """
+def _column_extremes(X) -> tuple[np.ndarray, np.ndarray]:
+    """Every column's smallest and largest value (a sparse matrix's zeros included)."""
     if sp.issparse(X):
-        lo = X.min(axis=0).toarray().ravel()
-        hi = X.max(axis=0).toarray().ravel()
-    else:
-        lo = X.min(axis=0)
-        hi = X.max(axis=0)
-    return np.asarray(hi - lo <= TIE_RTOL * np.maximum(np.abs(lo), np.abs(hi)))
+        return X.min(axis=0).toarray().ravel(), X.max(axis=0).toarray().ravel()
+    return X.min(axis=0), X.max(axis=0)

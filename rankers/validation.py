@@ -201,7 +201,9 @@ def check_X(
             f"{what} has {n} feature(s) (shape={Xc.shape}) while a minimum of {min_features} "
             "is required to rank features"
         )
-    if not np.isfinite(values).all():
+    # one reduction says the values are all finite (a NaN or inf makes the sum non-finite;
+    # an overflowing sum of finite values only sends it to the exact check below)
+    if not np.isfinite(values.sum()) and not np.isfinite(values).all():
         if sp.issparse(Xc):
             bad_cols = np.unique(Xc.indices[~np.isfinite(Xc.data)])
         else:
@@ -321,9 +323,11 @@ def check_y(
         raise InvalidInputError(
             f"{what} has a single class ({arr[0]!r}); a supervised ranker needs at least 2"
         )
-    found = _type_of(arr)
     numeric = arr.dtype.kind in "biuf"
-    if found == "continuous":
+    # scikit-learn's "continuous": float labels not all whole numbers (the only kind of a
+    # 1-D target that is neither binary nor multiclass); its type_of_target is slow enough
+    # to dominate a filter's fit on small data, so it is asked only for the messages
+    if arr.dtype.kind == "f" and bool(np.any(np.mod(arr, 1.0) != 0.0)):
         raise InvalidInputError(
             f"{what} is a continuous target (type_of_target: 'continuous'; {classes.size} "
             f"distinct values in {n_samples} samples), but {who} needs class labels and "
@@ -340,7 +344,7 @@ def check_y(
         )
         raise InvalidInputError(
             f"{what} has {classes.size} classes among {n_samples} samples, {singles} of them "
-            f"with a single sample (type_of_target: {found!r}): that is a quantity or "
+            f"with a single sample (type_of_target: {_type_of(arr)!r}): that is a quantity or "
             f"an identifier, not class labels; {who} needs several samples per class." + advice
         )
     warn_few_samples(n_samples, classes, counts)

@@ -7,8 +7,8 @@ from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
+from scipy import special
 from scipy.stats import chi2 as chi2_distribution
-from sklearn.feature_selection import chi2 as sklearn_chi2
 
 from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
@@ -57,6 +57,26 @@ def _information_gain(counts: np.ndarray) -> np.ndarray:
         terms = np.where(counts > 0, counts * np.log2(counts / expected), 0.0)
     # mutual information is >= 0; the clip only removes rounding error
     return np.maximum(terms.sum(axis=(1, 2)) / total.ravel(), 0.0)
+
+
+def _sklearn_chi2(X, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`sklearn.feature_selection.chi2` of non-negative ``X`` (dense or sparse) and
+    class codes ``y``: observed per-class sums against those expected from the class
+    shares, computed as it does (one product with the class indicators, one column sum),
+    without its input checks, which :meth:`BaseRanker.fit` has made already."""
+    n_classes = int(y.max()) + 1
+    onehot = np.zeros((y.size, n_classes))
+    onehot[np.arange(y.size), y] = 1.0
+    observed = np.asarray(X.T @ onehot).T if sp.issparse(X) else onehot.T @ X
+    feature_count = np.asarray(X.sum(axis=0)).ravel()
+    class_prob = onehot.mean(axis=0)[:, None]
+    expected = class_prob * feature_count
+    stat = observed - expected
+    stat **= 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stat /= expected
+    stat = stat.sum(axis=0)
+    return stat, special.chdtrc(n_classes - 1, stat)
 
 
 def _pearson_chi2(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -138,6 +158,7 @@ class InfoGainRanker(BaseRanker):
     accepts_sparse = False
     deterministic = True
     scale_invariant = True
+    feature_scale_invariant = True  # bins follow each feature's own range
     reference: ClassVar[str] = "Information gain H(Y) - H(Y|X) on discretised features"
 
     _parameter_constraints: ClassVar[dict] = {
@@ -241,15 +262,15 @@ class Chi2Ranker(BaseRanker):
         # change with their scale (the contingency tables do not)
         return None if self.method == "sklearn" else 0
 
+    def _feature_scale_invariant(self) -> bool:
+        return self.method != "sklearn"  # counts: a feature's chi2 grows with its scale
+
     def _check_input(self, X) -> None:
         # all-constant data never reaches _score: every p-value is then 1
         self.pvalues_ = np.ones(X.shape[1])
         if self.method != "sklearn":
             return
-        if sp.issparse(X):
-            bad = np.unique(X.indices[X.data < 0])
-        else:
-            bad = np.flatnonzero((X < 0).any(axis=0))
+        bad = np.flatnonzero(self._column_lo < 0)  # every column's minimum, from fit
         if bad.size:
             labels = self._feature_labels()
             shown = ", ".join(repr(str(s)) for s in labels[bad[:10]])
@@ -262,7 +283,7 @@ class Chi2Ranker(BaseRanker):
 
     def _score(self, X, y):
         if self.method == "sklearn":
-            stat, pvalues = sklearn_chi2(X, y)
+            stat, pvalues = _sklearn_chi2(X, y)
         else:
             stat, dof = _pearson_chi2(_contingency(discretise(X, self.n_bins), y))
             pvalues = np.ones_like(stat)

@@ -10,10 +10,41 @@ import scipy.sparse as sp
 
 from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
-from rankers.exceptions import InvalidParameterError
+from rankers.exceptions import InvalidInputError, InvalidParameterError
 from rankers.preprocessing import scale_features
 
 __all__ = ["VarianceRanker"]
+
+#: column maxima within which no square or sum of squares under- or overflows
+_SAFE = (1e-100, 1e100)
+
+
+def _centred_squares(X, exponent: np.ndarray) -> np.ndarray:
+    """``sum((x - mean)^2)`` of every column of ``X * 2**-exponent``, dense or sparse.
+
+    Dense ``X`` is read in blocks of columns (about 1 MB each), so no copy of it is made;
+    a sparse matrix's implicit zeros each add ``mean^2``. Around the mean: no cancellation
+    of ``sum(x^2) - m mean^2``.
+    """
+    m, n = X.shape
+    if sp.issparse(X):
+        X = X.tocsc()
+        cols = np.repeat(np.arange(n), np.diff(X.indptr))
+        data = np.ldexp(X.data, -exponent[cols]) if exponent.any() else X.data
+        mean = np.bincount(cols, weights=data, minlength=n) / m
+        d = data - mean[cols]
+        stored = np.bincount(cols, weights=d * d, minlength=n)
+        return stored + (m - np.diff(X.indptr)) * mean**2
+    out = np.empty(n)
+    width = int(max(16, min(4096, (1 << 17) // max(m, 1))))
+    for j in range(0, n, width):
+        cols = slice(j, min(j + width, n))
+        block = X[:, cols]
+        if exponent[cols].any():
+            block = np.ldexp(block, -exponent[cols])
+        d = block - block.mean(axis=0)
+        out[cols] = np.einsum("ij,ij->j", d, d)
+    return out
 
 
 class VarianceRanker(BaseRanker):
@@ -84,18 +115,48 @@ class VarianceRanker(BaseRanker):
         self.ddof = ddof
         self.scale = scale
 
+    # raw variances are computed per column at a power-of-two scale and converted back
+    # here (no copy of X); min-max scaled ones are unit-free
+    _rescales_columns = True
+
     def _score_units(self) -> int:
         # a raw variance is in the squared units of X; min-max scaled ones are unit-free
         return 2 if self.scale is None else 0
 
+    def _feature_scale_invariant(self) -> bool:
+        return self.scale is not None  # a raw variance is in each feature's units
+
     def _score(self, X, y):
-        X = scale_features(X, self.scale)
         m = X.shape[0]
         if self.ddof >= m:
             raise InvalidParameterError(f"ddof={self.ddof} must be smaller than n_samples={m}")
-        if sp.issparse(X):
-            mean = np.asarray(X.mean(axis=0)).ravel()
-            sq = np.asarray(X.multiply(X).mean(axis=0)).ravel()
-            var = np.maximum(sq - mean**2, 0.0)
-            return var * m / (m - self.ddof)
-        return np.var(X, axis=0, ddof=self.ddof)
+        if self.scale is not None:
+            X = scale_features(X, self.scale)
+            top = np.ones(X.shape[1])
+        else:
+            top = self._column_top
+        # each column at a power of two near 1 when its squares could leave float64's range
+        exponent = np.zeros(X.shape[1], dtype=np.int64)
+        unsafe = ~((top >= _SAFE[0]) & (top <= _SAFE[1]))
+        if unsafe.any():
+            exponent[unsafe] = np.frexp(top[unsafe])[1]
+        ss = _centred_squares(X, exponent)
+        var = ss / (m - self.ddof)
+        if not unsafe.any():
+            return var
+        return self._to_data_units_per_column(var, 2 * exponent)
+
+    def _to_data_units_per_column(self, values, exponent) -> np.ndarray:
+        """Variances computed at ``X * 2**-e`` back in the units of X; an error when one is
+        not representable in float64 (the module's refusal, never inf or 0)."""
+        with np.errstate(over="ignore", under="ignore"):
+            out = np.ldexp(values, exponent)
+        lost = (values != 0) & (~np.isfinite(out) | (out < np.finfo(np.float64).tiny))
+        if lost.any():
+            labels = self._feature_labels()[~self.constant_features_][lost]
+            raise InvalidInputError(
+                f"the variances of columns {', '.join(map(str, labels[:5]))} are not "
+                "representable in float64 (about 1e-308 to 1e308) at the scale of X; rescale "
+                "X first (e.g. multiply it by a constant, or standardise it)"
+            )
+        return out

@@ -119,8 +119,9 @@ def test_chi2_sklearn_mode_equals_sklearn():
     X[:, 0] += 2 * y
     est = Chi2Ranker(method="sklearn").fit(X, y)
     stat, pval = sklearn_chi2(X, y)
-    np.testing.assert_array_equal(est.scores_, stat)
-    np.testing.assert_array_equal(est.pvalues_, pval)
+    # the same formula; the per-class sums may add in another order (last bits)
+    np.testing.assert_allclose(est.scores_, stat, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(est.pvalues_, pval, rtol=1e-12, atol=0)
 
 
 def test_chi2_sklearn_mode_refuses_negative_columns():
