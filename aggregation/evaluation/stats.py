@@ -408,8 +408,11 @@ def cd_groups(avg_ranks: pd.Series, cd: float) -> tuple[tuple[str, ...], ...]:
     r = ordered.to_numpy(dtype=float)
     # "Not different" is an interval relation on the sorted ranks, so its maximal cliques are
     # runs i..last[i]; a run is maximal unless the previous one reaches as far.
-    last = np.searchsorted(r, r + cd, side="left") - 1
+    # (the differences themselves are compared with cd, as the definition reads: r_i + cd
+    # may round onto r_j while r_j - r_i stays below cd)
     idx = np.arange(len(r))
+    within = (r[None, :] - r[:, None] < cd) & (idx[None, :] >= idx[:, None])
+    last = idx + within.sum(axis=1) - 1
     keep = (last > idx) & (last > np.concatenate(([-1], last[:-1])))
     names = ordered.index.tolist()
     return tuple(tuple(names[i : last[i] + 1]) for i in idx[keep])

@@ -196,6 +196,11 @@ def _brute_force_groups(ranks: pd.Series, cd: float) -> set[frozenset]:
     return {c for c in cliques if not any(c < other for other in cliques)}
 
 
+def test_groups_compare_the_differences_with_cd():
+    # 1.0 + 0.2 rounds onto 1.2, while 1.2 - 1.0 = 0.19999999999999996 < 0.2: one group
+    assert cd_groups(pd.Series({"m0": 1.0, "m1": 1.2}), cd=0.2) == (("m0", "m1"),)
+
+
 @settings(max_examples=60)
 @given(
     ranks=hst.lists(hst.floats(1, 7, allow_nan=False), min_size=2, max_size=7),
