@@ -373,8 +373,8 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         Read them with :func:`rankers.ranker_tags`. ``requires_y`` comes from
         :meth:`_requires_y` (so it may depend on the parameters), ``scale_invariant`` from
         :meth:`_score_units`, ``feature_scale_invariant`` from
-        :meth:`_feature_scale_invariant`, ``progress`` from a ``verbose`` parameter unless the class
-        sets ``progress_bar = False``; the other fields from the class attributes.
+        :meth:`_feature_scale_invariant`, ``progress`` from a ``verbose`` parameter unless
+        the class sets ``progress_bar = False``; the other fields from the class attributes.
         """
         tags = super().__sklearn_tags__()
         # sparse input is always accepted: kept sparse where accepts_sparse, else densified

@@ -55,6 +55,12 @@ class RankerTags(Tags):
     scale_invariant : bool, default=False
         With the parameters set, multiplying all of ``X`` by one constant ``c > 0`` leaves
         the ranking unchanged.
+    feature_scale_invariant : bool, default=False
+        With the parameters set, multiplying any one feature by its own constant ``c > 0``
+        leaves the ranking unchanged: the ranker does not read the features' units (a
+        test statistic, a tree, a ranker that min-max scales each feature). False for a
+        ranker whose scores follow each feature's spread (variance, the Laplacian score,
+        spectral methods on raw distances), which rescaling a feature reorders.
     """
 
     requires_y: bool = False
@@ -63,6 +69,7 @@ class RankerTags(Tags):
     progress: bool = False
     deterministic: bool = True
     scale_invariant: bool = False
+    feature_scale_invariant: bool = False
 
     @classmethod
     def extend(cls, tags: Tags, **ranker_fields) -> RankerTags:
@@ -91,10 +98,10 @@ def ranker_tags(estimator) -> RankerTags:
     :class:`RankerTags`) answers for itself. For another estimator the tags are built
     from scikit-learn's tags and the class attributes a ranker plugin may declare
     (``requires_y``, ``target_kind``, ``accepts_sparse``, ``deterministic``,
-    ``scale_invariant``); what neither says falls back on: a target is required when
-    scikit-learn's ``target_tags.required`` says so, the kind from its estimator type,
-    deterministic when it has no ``random_state`` parameter, no progress bar, not scale
-    invariant. An object without ``__sklearn_tags__`` (a duck-typed ranker) gets
+    ``scale_invariant``, ``feature_scale_invariant``); what neither says falls back on: a
+    target is required when scikit-learn's ``target_tags.required`` says so, the kind from
+    its estimator type, deterministic when it has no ``random_state`` parameter, no progress
+    bar, not scale invariant. An object without ``__sklearn_tags__`` (a duck-typed ranker) gets
     scikit-learn's defaults as its base.
 
     Parameters
@@ -138,4 +145,5 @@ def ranker_tags(estimator) -> RankerTags:
         progress=False,
         deterministic=bool(getattr(estimator, "deterministic", "random_state" not in params)),
         scale_invariant=bool(getattr(estimator, "scale_invariant", False)),
+        feature_scale_invariant=bool(getattr(estimator, "feature_scale_invariant", False)),
     )

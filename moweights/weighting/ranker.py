@@ -178,6 +178,7 @@ class MOWeighting(BaseRanker):
     accepts_sparse = False
     deterministic = False  # NSGA-II is randomised: reproducible only under random_state
     scale_invariant = True
+    feature_scale_invariant = True  # the criteria read min-max scaled features
     reference: ClassVar[str] = "Zaharie, Lungeanu & Holban 2007 (NSGA-II feature weighting)"
     _contract_test_params: ClassVar[dict] = {"pop_size": 8, "n_gen": 3}
 

@@ -151,6 +151,9 @@ class EstimatorImportanceRanker(BaseRanker):
         # inverse units of its feature, and a model may depend on the scale
         return 0 if self.standardize else None
 
+    def _feature_scale_invariant(self) -> bool:
+        return bool(self.standardize)  # the model sees z-scores
+
     def _model(self):
         if self.estimator is not None:
             model = clone(self.estimator)

@@ -105,6 +105,7 @@ class RandomForestRanker(BaseRanker):
     accepts_sparse = False
     deterministic = False
     scale_invariant = True
+    feature_scale_invariant = True  # trees split each feature at its own thresholds
     reference: ClassVar[str] = "Breiman (2001), Random Forests (impurity or permutation importance)"
     # permutation importance can be negative; the base gives constant features
     # min(0, lowest informative score), which stays at or below every other score

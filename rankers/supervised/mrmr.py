@@ -104,6 +104,7 @@ class _GreedyBase(BaseRanker):
     deterministic = True
     redundancy_aware = True
     scale_invariant = True  # bins follow ranks; correlations and F are scale-free
+    feature_scale_invariant = True
     _constant_score: ClassVar[float] = 0.0
 
     _parameter_constraints: ClassVar[dict] = {

@@ -105,6 +105,7 @@ class MultiSURFRanker(BaseRanker):
     accepts_sparse = False
     deterministic = True
     scale_invariant = True  # diffs are range-normalised
+    feature_scale_invariant = True
     reference: ClassVar[str] = (
         "Urbanowicz et al. (2018), MultiSURF (Relief with adaptive neighbourhoods)"
     )

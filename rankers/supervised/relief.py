@@ -31,6 +31,7 @@ class _ReliefBase(BaseRanker):
 
     _constant_score: ClassVar[float] = -1.0  # both estimates lie in [-1, 1]
     scale_invariant = True  # diffs are range-normalised
+    feature_scale_invariant = True
     _parameter_constraints: ClassVar[dict] = {
         **BaseRanker._parameter_constraints,
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],

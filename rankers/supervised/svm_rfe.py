@@ -166,6 +166,9 @@ class SVMRFERanker(BaseRanker):
     def _score_units(self) -> int | None:
         return None if self.scaling is None else 0  # C weighs raw values otherwise
 
+    def _feature_scale_invariant(self) -> bool:
+        return self.scaling is not None  # each feature scaled on its own first
+
     def _score(self, X, y):
         Xs = _scale(X, self.scaling)
         m, n = Xs.shape

@@ -356,6 +356,7 @@ class AgnosSRanker(BaseRanker):
     accepts_sparse = False
     deterministic = False
     scale_invariant = True
+    feature_scale_invariant = True  # the network reads standardised features
     reference: ClassVar[str] = "Doquet & Sebag (2019), Agnostic Feature Selection (AgnoS-S)"
     _constant_score: ClassVar[float] = 0.0
     _contract_test_params: ClassVar[dict] = {"epochs": 20, "hidden_layer_sizes": (4,)}

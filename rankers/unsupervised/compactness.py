@@ -148,6 +148,9 @@ class CompactnessRanker(BaseRanker):
         # unscaled, CS_r is in units of X**-1 and 1 / (1 + CS_r) is no power of them
         return 0 if self.scale == "minmax" else None
 
+    def _feature_scale_invariant(self) -> bool:
+        return self.scale == "minmax"  # raw distances weigh each feature by its units
+
     def _score(self, X, y):
         m, n = X.shape
         if self.scale == "minmax":

@@ -180,6 +180,9 @@ class DistanceRankRanker(BaseRanker):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
+    def _feature_scale_invariant(self) -> bool:
+        return self.scale == "minmax"  # raw distances weigh each feature by its units
+
     def _score(self, X, y):
         m, n = X.shape
         if self.scale == "minmax":

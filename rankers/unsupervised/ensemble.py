@@ -173,6 +173,7 @@ class _TreeEnsembleRanker(BaseRanker, metaclass=ABCMeta):
     accepts_sparse = False
     deterministic = False
     scale_invariant = True  # the trees split z-scores
+    feature_scale_invariant = True
     progress_bar = False  # verbose passes on to joblib's log lines
     _contract_test_params: ClassVar[dict] = {"n_estimators": 10}
 

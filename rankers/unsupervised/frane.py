@@ -193,6 +193,7 @@ class FRANeRanker(BaseRanker):
     accepts_sparse = False
     deterministic = True
     scale_invariant = True
+    feature_scale_invariant = True  # feature_scaling (min-max or norm) is per feature
     reference: ClassVar[str] = (
         "Primožič, Škrlj, Džeroski & Petković, Unsupervised Feature Ranking via Attribute "
         "Networks (FRANe)"

@@ -148,6 +148,10 @@ class LaplacianRanker(BaseRanker):
         fixed_width = self.weight_mode == "heat" and self.t != "auto" and self.scale is None
         return None if fixed_width else 0
 
+    def _feature_scale_invariant(self) -> bool:
+        # the kNN graph and the score's variance term read each feature in its units
+        return self.scale is not None
+
     def _score(self, X, y):
         # C order: the edges gather rows of X, and a row gathered from a column-major
         # array is a strided copy (a DataFrame's values are often column-major)

@@ -156,6 +156,7 @@ class UReliefRanker(BaseRanker):
     accepts_sparse = False
     deterministic = False
     scale_invariant = True
+    feature_scale_invariant = True  # diffs are range-normalised
     reference: ClassVar[str] = (
         "Petković, Kocev, Škrlj & Džeroski (2020), Ensemble- and Distance-Based Feature "
         "Ranking for Unsupervised Learning"

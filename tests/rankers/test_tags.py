@@ -154,4 +154,4 @@ def test_ranker_tags_extend_every_sklearn_field():
     base = {f.name for f in dataclasses.fields(Tags)}
     ours = {f.name for f in dataclasses.fields(RankerTags)}
     assert base < ours
-    assert ours - base == {*FIELDS, "scale_invariant"}
+    assert ours - base == {*FIELDS, "scale_invariant", "feature_scale_invariant"}
