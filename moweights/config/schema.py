@@ -18,6 +18,7 @@ from aggregation.evaluation.error_curves import WEIGHTINGS
 from aggregation.evaluation.topk import METRICS
 from moweights.datasets import DATASETS
 from moweights.preprocess import CATEGORICAL, MISSING
+from moweights.transform import SCALES, TRANSFORMS
 
 __all__ = [
     "AGGREGATIONS",
@@ -265,6 +266,14 @@ SCHEMA = Section("", "moweights run configuration: rank features with several ra
         K("categorical", String(*CATEGORICAL), "what to do with text columns: 'error' stops "
           "with the columns named; onehot (one 0/1 column per value), ordinal (sorted value "
           "codes) or drop", "error"),
+        K("transform", String(*TRANSFORMS), "a fixed transform of every numeric value before "
+          "ranking and evaluation: log1p = log(1 + x), log2p = log2(1 + x) (raw counts; "
+          "refused for negative values); it learns nothing, so it is applied once", "none"),
+        K("scale", String(*SCALES), "scale every feature before each ranker fits: standard "
+          "= (x - mean) / sd, robust = (x - median) / IQR; learnt from the rows the ranker "
+          "is fitted on (each evaluation fold's training rows, all rows for the reported "
+          "ranking), so held-out rows never shape it. 'none' ranks raw units: rankers whose "
+          "scores follow a feature's units (variance, Laplacian, ...) get a note", "none"),
     ), exclusive=("builtin", "path", "paths"), many=True),
     Section("sites", "Data sites of a federated run, one [[sites]] block each; every site is "
             "ranked on its own and only the rankings are combined. Instead of [data].", (
@@ -369,6 +378,9 @@ SCHEMA = Section("", "moweights run configuration: rank features with several ra
         K("html", BOOLEAN, "write the self-contained report.html", True),
         K("cache", BOOLEAN, "keep finished results in <dir>/.cache (data files, never "
           "code) so an unchanged re-run resumes; edited code recomputes", True),
+        K("q", Number(0, 1), "false discovery rate the feature table marks: a ranker's "
+          "feature with a Benjamini-Hochberg q-value at most q is significant (features.csv "
+          "holds every q-value; the report highlights and filters by this one)", 0.05),
     )),
     Section("run", "How the run executes.", (
         K("random_state", Integer(0, 2**32 - 1), "seed of every random choice", 0),

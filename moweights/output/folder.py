@@ -6,6 +6,8 @@ machine details, so the same configuration and seed give byte-identical CSV file
     manifest.json        status (running | complete | partial | failed), every file + sha256
     summary.json         data, rankers and their top features, aggregates, headline numbers
     config.json          the resolved configuration (re-runnable: moweights run config.json)
+    features.csv         one row per feature: every ranker's score, rank, p- and q-value,
+                         every aggregate's rank (see :mod:`moweights.output.features`)
     scores.csv ranks.csv aggregated.json              rankers and their combinations
     similarity_<measure>.csv                          ranker x ranker
     site_scores.csv site_ranks.csv sites.json site_similarity.csv      site runs
@@ -40,6 +42,7 @@ from moweights.output.baselines import (
     RANDOM_TOPK,
     generic_one_block_text,
 )
+from moweights.output.features import FEATURES, feature_table, significant_counts
 from moweights.output.files import (
     MANIFEST,
     ResultsFolder,
@@ -240,10 +243,27 @@ def _summary(result, status: str, files: list[str]) -> dict:
             else {k: v for k, v in stats.items() if k not in ("table", "pvalues")},
         },
         "identical": identical_rankings(result),
+        "features": _features_summary(result),
         "notes": list(result.notes),
         "cache": {"reused": list(result.cached), "computed": list(result.computed)},
         "seconds": round(float(result.seconds), 2),
         "files": files,
+    }
+
+
+def _features_summary(result) -> dict | None:
+    """Where the per-feature table is, the q-value threshold, and per ranker with
+    q-values how many features pass it."""
+    if not result.rankings:
+        return None
+    q = float(result.config.output.get("q", 0.05))
+    table = feature_table(result)
+    return {
+        "file": FEATURES,
+        "q": q,
+        "significant": significant_counts(table, q),
+        "transform": result.config.data.get("transform") or "none",
+        "scale": result.config.data.get("scale") or "none",
     }
 
 
@@ -261,6 +281,7 @@ class RunFolder(ResultsFolder):
             scores.index.name = "feature"
             tables["scores.csv"] = scores
             tables["ranks.csv"] = _ranks_table(result)
+            tables[FEATURES] = (feature_table(result), False)
             tables["aggregated.json"] = _aggregated_json(result.aggregated)
         for measure, matrix in result.similarity.items():
             tables[f"similarity_{measure}.csv"] = matrix.rename_axis(index="ranker")
@@ -351,6 +372,7 @@ def summary_text(folder) -> str:
             lines += ["", f"generic ranking{how}: s = {agg['generic']['s']} block(s): {text}"]
     for group in summary.get("identical") or []:
         lines.append(f"  identical rankings (fitted on all samples): {' = '.join(group)}")
+    lines += _features_lines(summary)
     ev = summary["evaluation"]
     head = _class_lines(ev) + _statistics_lines(ev, "classification")
     topk = _topk_lines(ev) + _statistics_lines(ev, "topk")
@@ -366,6 +388,18 @@ def summary_text(folder) -> str:
     n_files = len(manifest["files"]) + 1
     lines += ["", f"wrote {n_files} files to {folder}/ in {summary['seconds']:.1f} s{reused}"]
     return "\n".join(lines)
+
+
+def _features_lines(summary: dict) -> list[str]:
+    """Where the per-feature table is and how many features pass the q-value threshold."""
+    feats = summary.get("features")
+    if not feats:
+        return []
+    n = summary["data"].get("n_features")
+    of = f" of {n}" if n else ""
+    passed = ", ".join(f"{label} {count}{of}" for label, count in feats["significant"].items())
+    tested = f"; q-value <= {feats['q']:g}: {passed}" if passed else ""
+    return ["", f"per-feature table: {feats['file']} (scores, ranks, p- and q-values){tested}"]
 
 
 def _fallback_lines(fallback: dict) -> list[str]:

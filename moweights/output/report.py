@@ -26,7 +26,7 @@ from moweights.output.baselines import (
 from moweights.output.files import atomic_write, safe_name
 from moweights.output.plots import STUDY, draw, draw_study, is_study, load
 
-__all__ = ["PAGE", "page", "render", "study_page"]
+__all__ = ["FEATURE_ROWS", "PAGE", "page", "render", "study_page"]
 
 PAGE = "report.html"
 
@@ -156,6 +156,7 @@ def page(folder, images: list[tuple[str, bytes, str]]) -> str:
         "class_metric": str(cl.get("metric", "")).replace("_", " "),
         "eca_protocol": ev.get("eca_protocol") or ("nested" if ev.get("nested") else "whole_data"),
         "pareto_tables": _pareto_tables(folder),
+        "features": _feature_table(folder, summary),
         "name": data.get("name", folder.name),
         "status": summary.get("status", "unknown"),
         "source": summary.get("source", ""),
@@ -184,6 +185,57 @@ def page(folder, images: list[tuple[str, bytes, str]]) -> str:
         ),
     }
     return _environment().get_template(PAGE).render(context)
+
+
+#: rows of the feature table the page shows (features.csv holds them all)
+FEATURE_ROWS = 200
+
+
+def _cell(column: str, value: Any) -> dict:
+    """A feature-table cell: its text, and the number the page sorts it by."""
+    if column == "feature":
+        return {"text": str(value), "v": None}
+    if value is None or (isinstance(value, float) and not np.isfinite(value)):
+        return {"text": "–", "v": ""}
+    number = float(value)
+    if column.endswith((".pvalue", ".qvalue")):
+        text = f"{number:.3g}"
+    elif column.endswith((".rank", ".rank_low", ".rank_high", ".block")):
+        text = f"{number:.0f}" if number == int(number) else f"{number:.1f}"
+    else:
+        text = f"{number:.4g}"
+    return {"text": text, "v": repr(number)}
+
+
+def _feature_table(folder: Path, summary: dict) -> dict | None:
+    """The first :data:`FEATURE_ROWS` rows of ``features.csv`` (best first by mean rank)
+    for the page's sortable, filterable table, with the q-value threshold."""
+    if not (folder / "features.csv").is_file():
+        return None
+    table = pd.read_csv(folder / "features.csv", dtype={"feature": str}, keep_default_na=False,
+                        na_values=[""])  # fmt: skip
+    feats = summary.get("features") or {}
+    q = float(feats.get("q", 0.05))
+    qcols = [c for c in table.columns if c.endswith(".qvalue")]
+    shown = table.head(FEATURE_ROWS)
+    rows = []
+    for record in shown.to_dict(orient="records"):
+        cells = [_cell(c, record[c]) for c in table.columns]
+        significant = {c for c in qcols if pd.notna(record[c]) and record[c] <= q}
+        for cell, column in zip(cells, table.columns, strict=True):
+            cell["sig"] = column in significant or (
+                column.endswith(".pvalue") and column.replace(".pvalue", ".qvalue") in significant
+            )
+        rows.append({"cells": cells, "sig": bool(significant)})
+    return {
+        "columns": [{"name": c, "num": c != "feature"} for c in table.columns],
+        "rows": rows,
+        "n": len(table),
+        "shown": len(shown),
+        "q": q,
+        "tested": [c.removesuffix(".qvalue") for c in qcols],
+        "significant": feats.get("significant") or {},
+    }
 
 
 def _pareto_tables(folder: Path) -> list[dict]:

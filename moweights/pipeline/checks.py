@@ -12,10 +12,12 @@ import pandas as pd
 import rankers
 from aggregation import GenericRanking, Ranking
 
-__all__ = ["EXTRAS", "check_fit", "check_sites", "check_table"]
+__all__ = ["EXTRAS", "SIGNIFICANCE", "check_fit", "check_sites", "check_table"]
 
 #: fitted attributes kept beside a ranking (the NSGA-II weighting's): attribute -> name
 EXTRAS = {"pareto_weights_": "weights", "pareto_objectives_": "objectives", "history_": "history"}
+#: the extra holding a ranker's p- and q-values per feature (columns pvalue, qvalue)
+SIGNIFICANCE = "significance"
 
 
 def _expect(condition: bool, what: str) -> None:
@@ -35,7 +37,12 @@ def check_fit(names):
         _check_ranking(ranking, names)
         _expect(isinstance(extras, dict), "a dict of extras")
         for name, frame in extras.items():
-            _expect(name in EXTRAS.values() and isinstance(frame, pd.DataFrame), "an extra table")
+            known = name in EXTRAS.values() or name == SIGNIFICANCE
+            _expect(known and isinstance(frame, pd.DataFrame), "an extra table")
+        tests = extras.get(SIGNIFICANCE)
+        if tests is not None:
+            _expect(list(tests.columns) == ["pvalue", "qvalue"], "p- and q-values")
+            _expect(list(tests.index) == [str(n) for n in names], "p-values of the features")
 
     return check
 

@@ -12,6 +12,7 @@ import rankers
 from moweights.config import RunConfig
 from moweights.datasets import load_dataset, load_file, split_sites, subsample
 from moweights.preprocess import prepare_table, transpose_table
+from moweights.transform import log_transform
 
 __all__ = ["fingerprint", "is_classes", "load_data", "load_units", "prepare_units"]
 
@@ -34,22 +35,26 @@ def _read(data) -> tuple[pd.DataFrame, pd.Series | None]:
 
 
 def prepare_units(config: RunConfig, units: dict) -> tuple[dict, list[str]]:
-    """Apply ``[data]``'s missing / categorical options to every unit; the steps taken.
+    """Apply ``[data]``'s transform and missing / categorical options to every unit; the
+    steps taken.
 
     Under the defaults ("error") a table with gaps or text columns stops the run with the
-    columns named and the option that handles them.
+    columns named and the option that handles them. ``transform`` (a log of counts) comes
+    first, on the numeric columns as read (:func:`moweights.transform.log_transform`).
     """
     data = config.data
     out, notes = {}, []
     for name, (X, y) in units.items():
         try:
+            X, logged = log_transform(X, data.get("transform") or "none")
             prepared = prepare_table(X, y, missing=data.missing, categorical=data.categorical)
         except rankers.InvalidInputError as exc:
             where = f"site {name!r}: " if len(units) > 1 else ""
             raise rankers.InvalidInputError(f"{where}{exc} ([data] options)") from None
         out[name] = (prepared.X, prepared.y)
         where = f"{name}: " if len(units) > 1 else ""
-        notes += [f"data {where}{step}" for step in prepared.steps]
+        steps = ([logged] if logged else []) + prepared.steps
+        notes += [f"data {where}{step}" for step in steps]
     return out, notes
 
 

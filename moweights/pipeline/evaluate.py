@@ -95,7 +95,7 @@ def _fold_rankings(config, result, cache, progress, n_jobs) -> dict[str, dict[st
             for spec in config.rankers:
                 where = f"{spec.label} @ {site}" if config.is_site_run else spec.label
                 bar.set_postfix_str(where)
-                key = cache.key("folds", fp, spec_key(spec), settings, ranker=spec.name)
+                key = cache.key("folds", fp, spec_key(spec, config), settings, ranker=spec.name)
 
                 def compute(spec=spec, X=X, y=y, where=where, splits=splits):
                     from aggregation.evaluation import fold_rankings

@@ -50,6 +50,13 @@ class RunResult:
         the winner and Demšar's cautions.
     pareto : dict of str -> dict of DataFrame
         For NSGA-II weighting rankers: ``weights``, ``objectives``, ``history``.
+    significance : dict of str -> DataFrame
+        For rankers that test each feature (``t_test``, ``anova_f``, ``fisher_score``,
+        ``chi2``, ...): their ``pvalue`` and Benjamini-Hochberg ``qvalue`` per feature,
+        fitted on all samples (not in site runs: a site's p-values are its own).
+    stability : dict of str -> DataFrame
+        With ``[stability]``: each ranking's bootstrap rank interval per feature
+        (``low``, ``high``), by ranker label and aggregate.
     status : {"running", "complete", "partial", "failed"}
     notes : list of str
         Steps skipped and why, failed sites, the error that stopped a run.
@@ -72,6 +79,8 @@ class RunResult:
     clustering: pd.DataFrame | None = None
     statistics: dict | None = None
     pareto: dict[str, dict[str, pd.DataFrame]] = field(default_factory=dict)
+    significance: dict[str, pd.DataFrame] = field(default_factory=dict)
+    stability: dict[str, pd.DataFrame] = field(default_factory=dict)
     status: str = "running"
     notes: list[str] = field(default_factory=list)
     cached: list[str] = field(default_factory=list)
@@ -94,3 +103,22 @@ class RunResult:
         if self.rankings:
             return list(next(iter(self.rankings.values())).names)
         return list(self.X.columns)
+
+    def features(self) -> pd.DataFrame:
+        """One row per feature: every ranker's score, rank, p- and q-value, every
+        aggregate's rank (and the bootstrap rank intervals when computed), best first.
+
+        The table the run writes as ``features.csv``; see
+        :func:`moweights.output.features.feature_table` for its columns. A finished run
+        folder's copy reads back with ``pandas.read_csv(folder / "features.csv")``.
+
+        Examples
+        --------
+        >>> import moweights
+        >>> result = moweights.run(moweights.load_config("config.toml"))  # doctest: +SKIP
+        >>> table = result.features()  # doctest: +SKIP
+        >>> table[table["t_test.qvalue"] <= 0.05]  # doctest: +SKIP
+        """
+        from moweights.output.features import feature_table
+
+        return feature_table(self)

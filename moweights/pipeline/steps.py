@@ -18,7 +18,7 @@ from aggregation.ranking import natural_key
 from aggregation.uncertainty import tolerant_generic
 from moweights.config import RunConfig
 from moweights.pipeline.cache import StepCache
-from moweights.pipeline.checks import EXTRAS, check_fit, check_sites
+from moweights.pipeline.checks import EXTRAS, SIGNIFICANCE, check_fit, check_sites
 from moweights.pipeline.data import fingerprint
 from moweights.pipeline.progress import Progress
 from moweights.pipeline.result import RunResult
@@ -27,9 +27,11 @@ __all__ = [
     "aggregate",
     "combine_method",
     "feature_order",
+    "fitted_ranker",
     "make_ranker",
     "needs_y",
     "rank",
+    "significance",
     "spec_key",
 ]
 
@@ -43,7 +45,28 @@ def make_ranker(
     spec, config: RunConfig, *, main: bool, progress: Progress | None = None, n_jobs: int = 1
 ):
     """The ranker of ``spec`` with the run's seed, and ``n_jobs`` and a progress bar for
-    the main fit (evaluations parallelise over folds instead, one layer at a time)."""
+    the main fit (evaluations parallelise over folds instead, one layer at a time).
+
+    With ``[data] scale`` it is a :class:`~moweights.transform.ScaledRanker`: the scaling
+    is learnt from the rows each fit is given (a fold's training rows, or all of them).
+    """
+    est = _configured(spec, config, main=main, progress=progress, n_jobs=n_jobs)
+    scale = config.data.get("scale") or "none"
+    if scale == "none":
+        return est
+    from moweights.transform import ScaledRanker
+
+    # its random_state stands for the ranker's, so callers that seed one seed both alike
+    seed = est.get_params(deep=False).get("random_state")
+    return ScaledRanker(est, scale=scale, random_state=seed if isinstance(seed, int) else None)
+
+
+def fitted_ranker(est):
+    """The ranker that was fitted: the inner one of a :class:`~moweights.transform.ScaledRanker`."""
+    return getattr(est, "ranker_", est)
+
+
+def _configured(spec, config: RunConfig, *, main: bool, progress, n_jobs: int):
     est = rankers.get(spec.name, **spec.params)
     given = est.get_params(deep=False)
     # the run's seed reaches every ranker that takes one, unless set per ranker
@@ -68,20 +91,55 @@ def _fit_one(spec, config, X, y, progress, n_jobs):
         )
     est.fit(X, y if supervised else None)
     extras = {}
+    inner = fitted_ranker(est)
     for attr, name in EXTRAS.items():
-        if isinstance(getattr(est, attr, None), pd.DataFrame):
-            extras[name] = getattr(est, attr)
+        if isinstance(getattr(inner, attr, None), pd.DataFrame):
+            extras[name] = getattr(inner, attr)
+    tests = significance(est, X.columns)
+    if tests is not None:
+        extras[SIGNIFICANCE] = tests
     return Ranking.from_ranker(est, method=spec.label), extras
 
 
-def spec_key(spec) -> dict:
-    """The part of a cache key that stands for a ranker: its name and parameters."""
-    return {"name": spec.name.strip().lower(), "params": spec.params}
+def significance(est, names) -> pd.DataFrame | None:
+    """A fitted ranker's ``pvalues_`` and Benjamini-Hochberg ``qvalues_`` per feature
+    (``pvalue``, ``qvalue``), or None when it computes no p-values.
+
+    A ranker with p-values but no q-values gets them from
+    :func:`scipy.stats.false_discovery_control` (Benjamini-Hochberg).
+    """
+    p = getattr(est, "pvalues_", None)
+    if p is None:
+        return None
+    p = np.asarray(p, dtype=np.float64)
+    if p.shape != (len(names),):
+        return None
+    q = getattr(est, "qvalues_", None)
+    if q is None:
+        from scipy.stats import false_discovery_control
+
+        q = false_discovery_control(np.nan_to_num(p, nan=1.0), method="bh")
+    index = pd.Index([str(n) for n in names], name="feature")
+    return pd.DataFrame({"pvalue": p, "qvalue": np.asarray(q, dtype=np.float64)}, index=index)
+
+
+def spec_key(spec, config: RunConfig | None = None) -> dict:
+    """The part of a cache key that stands for a ranker: its name and parameters, and the
+    ``[data] scale`` it is fitted under (part of the fitted estimator)."""
+    key = {"name": spec.name.strip().lower(), "params": spec.params}
+    scale = "none" if config is None else (config.data.get("scale") or "none")
+    if scale != "none":
+        key["scale"] = scale
+    return key
 
 
 def rank(config: RunConfig, result: RunResult, cache: StepCache, progress, save, n_jobs) -> None:
     """Every ranker's ranking (site runs: per site, then their mean rank)."""
     seed = config.random_state
+    from moweights.transform import scale_notes
+
+    configured = {spec.label: make_ranker(spec, config, main=False) for spec in config.rankers}
+    result.notes.extend(scale_notes(config.data.get("scale") or "none", configured))
     bar = progress.bar(total=len(config.rankers), desc="rankers", unit="ranker")
     with bar:
         for spec in config.rankers:
@@ -95,7 +153,9 @@ def rank(config: RunConfig, result: RunResult, cache: StepCache, progress, save,
                 )
             else:
                 X, y = result.X, result.y
-                key = cache.key("rank", fingerprint(X, y), spec_key(spec), seed, ranker=spec.name)
+                key = cache.key(
+                    "rank", fingerprint(X, y), spec_key(spec, config), seed, ranker=spec.name
+                )
                 ranking, extras = cache.fetch(
                     f"ranker {spec.label}",
                     key,
@@ -103,6 +163,9 @@ def rank(config: RunConfig, result: RunResult, cache: StepCache, progress, save,
                     check=check_fit(X.columns),
                 )
                 result.rankings[spec.label] = _named(ranking, spec.label)
+                tests = extras.pop(SIGNIFICANCE, None)
+                if tests is not None:
+                    result.significance[spec.label] = tests
                 if extras:
                     result.pareto[spec.label] = extras
             save()
@@ -119,9 +182,8 @@ def _rank_sites(config, spec, result, cache, progress, n_jobs):
     methods = tuple(m for m in config.aggregation.methods)
     weights = config.aggregation.weights
     parts = [(n, fingerprint(X, y)) for n, (X, y) in result.units.items()]
-    key = cache.key(
-        "sites", parts, spec_key(spec), config.random_state, methods, weights, ranker=spec.name
-    )
+    settings = (config.random_state, methods, weights)
+    key = cache.key("sites", parts, spec_key(spec, config), *settings, ranker=spec.name)
     est = make_ranker(spec, config, main=False)
     if "random_state" in est.get_params(deep=False) and "random_state" not in spec.params:
         est.set_params(random_state=None)  # rank_sites spawns one seed per site

@@ -1,0 +1,106 @@
+"""The per-feature table of a run: ``features.csv`` and :meth:`RunResult.features`.
+
+One row per feature, best first (by the ``mean_rank`` aggregate when the run computed it,
+else by the mean of the rankers' ranks), and these columns, in this order:
+
+- ``feature``;
+- for every ranker, by its label: ``<label>.score`` (the method's own score, higher =
+  more relevant) and ``<label>.rank`` (1 = best; tied scores share their average rank),
+  then ``<label>.pvalue`` and ``<label>.qvalue`` (Benjamini-Hochberg) for rankers that
+  test each feature (``t_test``, ``anova_f``, ``fisher_score``, ``chi2``, ...), then
+  ``<label>.rank_low`` and ``<label>.rank_high``, its bootstrap rank interval, when the
+  run computed stability (``[stability]``);
+- for every aggregate: ``<method>.rank`` (a generic ranking's is the mean position of
+  the feature's block, and ``generic.block`` its block, 1 = best), and its bootstrap
+  interval when computed.
+
+In the spirit of limma's ``topTable`` and scanpy's ``rank_genes_groups_df``, with one
+statistic, p- and q-value column group per method. The ranks and scores are those of
+the rankings fitted on all samples (what ``scores.csv`` and ``ranks.csv`` hold); the
+held-out evaluations are elsewhere. In a site run the scores and ranks are the mean rank
+over the sites and no p-values are given (each site's would be its own).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from aggregation import GenericRanking
+from aggregation.ranking import natural_key
+
+__all__ = ["FEATURES", "feature_table", "significant_counts"]
+
+#: the file name in a run folder
+FEATURES = "features.csv"
+
+
+def _interval(table: dict, name: str, stability: dict) -> None:
+    frame = stability.get(name)
+    if frame is None:
+        return
+    table[f"{name}.rank_low"] = frame["low"]
+    table[f"{name}.rank_high"] = frame["high"]
+
+
+def feature_table(result) -> pd.DataFrame:
+    """The per-feature table of a run result (see the module's notes for the columns).
+
+    Parameters
+    ----------
+    result : RunResult
+        A run's result, finished or partial (the columns of the steps it has).
+
+    Returns
+    -------
+    DataFrame
+        One row per feature, best first, with a ``feature`` column and a default index.
+    """
+    if not result.rankings:
+        return pd.DataFrame({"feature": pd.Series(dtype=str)})
+    names = [str(n) for n in result.feature_names]
+    index = pd.Index(names, name="feature")
+    stability = getattr(result, "stability", None) or {}
+    significance = getattr(result, "significance", None) or {}
+    columns: dict[str, pd.Series] = {}
+    for label, ranking in result.rankings.items():
+        columns[f"{label}.score"] = ranking.to_series()
+        columns[f"{label}.rank"] = ranking.ranks
+        tests = significance.get(label)
+        if tests is not None:
+            columns[f"{label}.pvalue"] = tests["pvalue"]
+            columns[f"{label}.qvalue"] = tests["qvalue"]
+        _interval(columns, label, stability)
+    for method, agg in result.aggregated.items():
+        columns[f"{method}.rank"] = agg.ranks
+        if isinstance(agg, GenericRanking):
+            columns[f"{method}.block"] = pd.Series(
+                {f: i + 1 for i, block in enumerate(agg.blocks) for f in block}
+            )
+        _interval(columns, method, stability)
+    table = pd.DataFrame({k: v.reindex(index) for k, v in columns.items()}, index=index)
+    for col in table.columns:
+        if col.endswith(".block"):
+            table[col] = table[col].astype(np.int64)
+    return table.loc[_best_first(result, table)].reset_index()
+
+
+def _best_first(result, table: pd.DataFrame) -> list[str]:
+    """The features in the order of the mean rank aggregate (as the run prints it), else
+    by the mean of the rankers' ranks with ties in natural name order (x2 before x10):
+    the same order on every machine."""
+    agg = result.aggregated.get("mean_rank")
+    if agg is not None and hasattr(agg, "order"):
+        return [str(f) for f in agg.order]
+    key = table[[f"{label}.rank" for label in result.rankings]].mean(axis=1)
+    names = sorted(table.index, key=natural_key)
+    return sorted(names, key=lambda f: key[f])  # stable: ties keep the natural order
+
+
+def significant_counts(table: pd.DataFrame, q: float) -> dict[str, int]:
+    """Per ranker with q-values: how many features have ``qvalue <= q``."""
+    return {
+        col.removesuffix(".qvalue"): int((table[col] <= q).sum())
+        for col in table.columns
+        if col.endswith(".qvalue")
+    }
