@@ -7,13 +7,8 @@ from typing import ClassVar
 
 import numpy as np
 import pandas as pd
-from pymoo.algorithms.moo.nsga2 import NSGA2
-from pymoo.core.callback import Callback
 from pymoo.core.termination import Termination
 from pymoo.indicators.hv import HV
-from pymoo.operators.crossover.sbx import SBX
-from pymoo.operators.mutation.pm import PM
-from pymoo.optimize import minimize
 from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
@@ -27,6 +22,7 @@ from moweights.weighting.criteria import (
     parse_objectives,
     peak_bytes,
 )
+from moweights.weighting.nsga2 import native_termination, nsga2, pymoo_nsga2
 from moweights.weighting.problem import WeightingProblem
 from moweights.weighting.width import (
     check_preselect,
@@ -45,18 +41,17 @@ __all__ = ["FRONT_TO_RANKING", "MOWeighting"]
 FRONT_TO_RANKING = ("mean_rank", "mean_weight", "median_weight", "max_weight", "vote")
 
 
-class _Recorder(Callback):
+class _Recorder:
     """Keeps each generation's non-dominated objective values and drives the progress bar."""
 
     def __init__(self, bar):
-        super().__init__()
         self.bar = bar
         self.fronts: list[np.ndarray] = []
         self.n_evals: list[int] = []
 
-    def notify(self, algorithm):
-        self.fronts.append(np.array(algorithm.opt.get("F"), dtype=np.float64))
-        self.n_evals.append(int(algorithm.evaluator.n_eval))
+    def __call__(self, front: np.ndarray, n_eval: int) -> None:
+        self.fronts.append(np.array(front, dtype=np.float64))
+        self.n_evals.append(int(n_eval))
         if self.bar is not None:
             self.bar.update(1)
 
@@ -282,28 +277,32 @@ class MOWeighting(BaseRanker):
         )
         problem = WeightingProblem(criteria, objectives)
         mutation = 1.0 / n if self.mutation_prob is None else float(self.mutation_prob)
-        extra = {} if sampling is None else {"sampling": sampling}
-        algorithm = NSGA2(
-            pop_size=int(self.pop_size),
-            crossover=SBX(prob=float(self.crossover_prob)),
-            mutation=PM(prob=1.0, prob_var=mutation),
-            **extra,
-        )
         termination = self._termination()
-        total = (
-            termination[1] if isinstance(termination, tuple) and termination[0] == "n_gen" else None
-        )
+        native = native_termination(termination)
+        total = int(native[1]) if native is not None and native[0] == "n_gen" else None
         bar = tqdm(total=total, desc="NSGA-II", unit="gen", leave=False) if self.verbose else None
         recorder = _Recorder(bar)
+        settings = {
+            "pop_size": int(self.pop_size),
+            "crossover_prob": float(self.crossover_prob),
+            "mutation_prob": mutation,
+            "seed": seed,
+            "sampling": sampling,
+            "on_generation": recorder,
+        }
         try:
-            result = minimize(
-                problem, algorithm, termination, seed=seed, callback=recorder, verbose=False
-            )
+            if native is not None:  # pymoo's NSGA-II on arrays (nsga2.py): the same front
+                W, F = nsga2(
+                    problem,
+                    termination=native,
+                    evaluate=lambda P: criteria.evaluate(P, objectives),
+                    **settings,
+                )
+            else:  # any other pymoo termination: pymoo's own loop
+                W, F = pymoo_nsga2(problem, termination=termination, **settings)
         finally:
             if bar is not None:
                 bar.close()
-        W = np.atleast_2d(result.X)
-        F = np.atleast_2d(result.F)
         # a stable order of the solutions: by their objective values
         order = np.lexsort(F.T[::-1])
         W, F = W[order], F[order]
