@@ -363,6 +363,9 @@ def markdown() -> str:
         "them for every built-in ranker. The NSGA-II weighting is the ranker `mo_weighting`: "
         '`objectives` (e.g. `["C1", "-C2", "-C3"]`), `pop_size`, `n_gen`, '
         '`crossover_prob`, `mutation_prob`, `termination` (e.g. `["n_eval", 5000]`), '
-        "`front_to_ranking`, `max_pairs`.",
+        "`front_to_ranking`, `max_pairs`, `seed_rankers` (filter rankers whose top sets seed "
+        'the search) and `preselect` (default `"auto"`: every weight up to 1,000 features, '
+        "the filters' best 1,000 above them, with a warning; a number narrows the search to "
+        'that many, `"all"` searches every weight).',
     ]
     return "\n".join(out) + "\n"

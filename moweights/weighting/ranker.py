@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -25,9 +26,12 @@ from moweights.weighting.criteria import (
 from moweights.weighting.nsga2 import native_termination, nsga2, pymoo_nsga2
 from moweights.weighting.problem import WeightingProblem
 from moweights.weighting.width import (
+    AUTO_WIDTH,
+    SLOW_SEARCH,
     check_preselect,
     filter_order,
     resolve_filters,
+    search_seconds,
     seeded_population,
 )
 from rankers._param_validation import Interval, StrOptions
@@ -68,9 +72,16 @@ class MOWeighting(BaseRanker):
     few informative features among hundreds only slowly and among thousands hardly at
     all: the evaluations are spread over [0, 1]^n. Two parameters let cheap filter rankers
     guide it: ``seed_rankers`` starts the search from the filters' top sets, and
-    ``preselect`` narrows it to the filters' best features. Both default to off (the
-    paper's search); ``benchmarks/bench_weighting_width.py`` measures what they recover
-    on planted data of 2,000 features.
+    ``preselect`` narrows it to the filters' best features
+    (``benchmarks/bench_weighting_width.py`` measures what they recover on planted data
+    of 2,000 features). Up to 1,000 features (``width.AUTO_WIDTH``) the default is the
+    paper's search over every weight; above it, ``preselect="auto"`` searches the 1,000
+    best of the filters (``anova_f``, or ``laplacian`` for C4 alone) and says so in a
+    warning: the plain search at 20,000 features costs about 1.5 CPU minutes per fit
+    with C1-C3 and about 20 with C4 (200 samples, the paper's settings), for a poorer
+    ranking. ``preselect="all"`` (or None) searches every weight at any width. Any
+    search estimated above ten CPU minutes
+    (:func:`~moweights.weighting.width.search_seconds`) warns before it starts.
 
     Parameters
     ----------
@@ -119,12 +130,13 @@ class MOWeighting(BaseRanker):
         the rest is uniform random. None = pymoo's uniform random start (the paper's).
         With ``preselect``, they also choose the searched features. Each is fitted on
         the data with a seed drawn from ``random_state``.
-    preselect : int or None, default=None
+    preselect : "auto", "all", int or None, default="auto"
         Search the weights of only this many features, the best of the filters' averaged
         ranking (``seed_rankers``; ``anova_f`` when None, ``laplacian`` for C4 alone);
         the others weigh 0 in ``pareto_weights_`` and follow the searched ones in
-        ``ranking_``, in the filters' order. None (or at least the number of features) =
-        search all.
+        ``ranking_``, in the filters' order. "all" or None (or at least the number of
+        features) = search all. "auto" = all up to 1,000 features, the filters' best
+        1,000 above them (with a warning).
     random_state : int, RandomState or None
         Seeds NSGA-II, the pair subsample, the seed rankers and the seeded population.
     verbose : int, default=0
@@ -189,7 +201,11 @@ class MOWeighting(BaseRanker):
         "max_pairs": [Interval(Integral, 1, None, closed="left"), None],
         "entropy_precision": [StrOptions({"single", "double"})],
         "seed_rankers": [None, str, list, tuple],
-        "preselect": [Interval(Integral, 1, None, closed="left"), None],
+        "preselect": [
+            Interval(Integral, 1, None, closed="left"),
+            StrOptions({"auto", "all"}),
+            None,
+        ],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -207,7 +223,7 @@ class MOWeighting(BaseRanker):
         max_pairs: int | None = 20000,
         entropy_precision: str = "single",
         seed_rankers=None,
-        preselect: int | None = None,
+        preselect: int | str | None = "auto",
         random_state=None,
         verbose: int = 0,
     ):
@@ -271,6 +287,7 @@ class MOWeighting(BaseRanker):
             "max_pairs=None keeps all m(m-1)/2 pairs), lower pop_size, or fewer features "
             "(preselect)",
         )
+        self._warn_if_slow(m, n, keys)
         Xs = minmax_scale(X)  # constant columns never reach _score
         criteria = Criteria(
             Xs, y, keys, max_pairs=self.max_pairs, rng=pair_rng, precision=self.entropy_precision
@@ -335,6 +352,17 @@ class MOWeighting(BaseRanker):
             searched, rest = everything, None
         else:
             searched, rest = np.sort(combined[:keep]), combined[keep:]
+        if keep is not None and isinstance(self.preselect, str):  # "auto" cut
+            names = ", ".join(type(f).__name__ for f in filters)
+            warnings.warn(
+                f"MOWeighting: {n} features are more than the {AUTO_WIDTH} whose weights "
+                f"NSGA-II searches by default; it searches the {keep} best of {names} and "
+                f"ranks the other {n - keep} after them in that order (preselect='auto'). "
+                "preselect='all' searches every weight: slower, and at thousands of "
+                "features it finds fewer of the informative ones",
+                UserWarning,
+                stacklevel=4,
+            )
         names = self._feature_labels()[~self.constant_features_]
         self.preselected_ = None if rest is None else np.asarray(names[searched])
         if self.seed_rankers is None:
@@ -345,6 +373,27 @@ class MOWeighting(BaseRanker):
         local = [position[o][position[o] >= 0] for o in orders]
         population_rng = np.random.default_rng(int(rng.randint(np.iinfo(np.int32).max)))
         return searched, rest, seeded_population(local, int(self.pop_size), population_rng)
+
+    def _warn_if_slow(self, m: int, n: int, keys) -> None:
+        """Warn before a search estimated above ``SLOW_SEARCH`` CPU seconds."""
+        native = native_termination(self._termination())
+        if native is None:
+            n_evals = float(self.pop_size) * float(self.n_gen)  # a guess: pymoo decides
+        elif native[0] == "n_gen":
+            n_evals = float(self.pop_size) * native[1]
+        else:
+            n_evals = native[1]
+        pairs = n_entropy_pairs(m, self.max_pairs)
+        seconds = search_seconds(m, n, keys, pairs, n_evals, self.entropy_precision)
+        if seconds > SLOW_SEARCH:
+            warnings.warn(
+                f"MOWeighting's search over {n} weights ({n_evals:.0f} evaluations on {m} "
+                f"samples) is estimated at ~{seconds / 60:.0f} CPU minutes; preselect "
+                "(e.g. 200) narrows it to the filters' best features, and pop_size, n_gen "
+                "or termination (and max_pairs, for C4) bound it",
+                UserWarning,
+                stacklevel=4,
+            )
 
     def _front_scores(self, W: np.ndarray) -> np.ndarray:
         how = self.front_to_ranking

@@ -8,7 +8,11 @@ informative features stand out. Two remedies, both driven by cheap filter ranker
   opinions, top-t indicator vectors (weight 1 on a filter's t best features, 0 elsewhere)
   for t = 1, 2, 4, ..., so the search starts from sparse, plausible weightings;
 - **preselection** (``preselect``): NSGA-II weighs only the top features of the filters'
-  averaged ranking; the others keep weight 0.
+  averaged ranking; the others keep weight 0. By default (``preselect="auto"``) this
+  happens above ``AUTO_WIDTH`` features, where the plain search is both slow and poor.
+
+A search still estimated to take longer than ``SLOW_SEARCH`` CPU seconds
+(:func:`search_seconds`) warns before it starts, naming what bounds its cost.
 """
 
 from __future__ import annotations
@@ -21,11 +25,35 @@ from sklearn.base import clone
 from rankers.exceptions import InvalidParameterError, MoweightsError
 from rankers.ties import order_desc
 
-__all__ = ["DEFAULT_FILTERS", "filter_order", "resolve_filters", "seeded_population"]
+__all__ = [
+    "AUTO_WIDTH",
+    "DEFAULT_FILTERS",
+    "SLOW_SEARCH",
+    "check_preselect",
+    "filter_order",
+    "resolve_filters",
+    "search_seconds",
+    "seeded_population",
+]
 
 #: the filter preselection uses when no ``seed_rankers`` are given: with a class target,
 #: with entropy (C4) alone
 DEFAULT_FILTERS = {True: ("anova_f",), False: ("laplacian",)}
+
+#: ``preselect="auto"`` searches every weight up to this many features and the filters'
+#: best this many above it: the plain search at 2,000 features finds about half of the
+#: planted ones that a preselected search finds (benchmarks/results/weighting_width.md),
+#: and its cost grows with the features (benchmarks/results/weighting_demo.md)
+AUTO_WIDTH = 1000
+
+#: a search estimated (:func:`search_seconds`) above this many CPU seconds warns first
+SLOW_SEARCH = 600.0
+
+#: multiply-adds per CPU second of one core (one BLAS thread), by criterion group:
+#: C1-C3 in double precision with the search's other work (200 x 5,000 and 200 x 20,000,
+#: 80 individuals), C4's pair products in single and double precision
+#: (benchmarks/bench_weighting_demo.py --rates measures them)
+_RATES = {"labels": 1.7e9, "single": 2e10, "double": 1e10}
 
 #: the largest share of the initial population that holds filter seeds (the rest is
 #: uniform random, so the search keeps its diversity)
@@ -132,9 +160,54 @@ def seeded_population(
 
 
 def check_preselect(preselect, n_features: int) -> int | None:
-    """The number of features searched, or None for all of them."""
-    if preselect is None:
+    """The number of features searched, or None for all of them.
+
+    ``"auto"`` is None up to :data:`AUTO_WIDTH` features and :data:`AUTO_WIDTH` above;
+    ``"all"`` (a config file's None) is None.
+    """
+    if isinstance(preselect, str) and preselect == "auto":
+        return None if n_features <= AUTO_WIDTH else AUTO_WIDTH
+    if preselect is None or (isinstance(preselect, str) and preselect == "all"):
         return None
     if isinstance(preselect, bool) or not isinstance(preselect, Integral) or preselect < 1:
-        raise InvalidParameterError(f"preselect must be None or an int >= 1; got {preselect!r}")
+        raise InvalidParameterError(
+            f"preselect must be 'auto', 'all', None or an int >= 1; got {preselect!r}"
+        )
     return None if int(preselect) >= n_features else int(preselect)
+
+
+def search_seconds(
+    m: int,
+    n: int,
+    needed,
+    n_pairs: int,
+    n_evals: float,
+    precision: str = "single",
+) -> float:
+    """Estimated CPU seconds of an NSGA-II search over ``n`` weights (one core).
+
+    The criteria's matrix products dominate at width: C1-C3 cost about ``2 m n``
+    multiply-adds per evaluation, C4 ``2 n_pairs n``; divided by the rates measured on a
+    laptop-class core (``_RATES``). A rough figure, to warn before a long search, not a
+    promise.
+
+    Parameters
+    ----------
+    m, n : int
+        Samples and searched features.
+    needed : iterable of str
+        The criteria evaluated.
+    n_pairs : int
+        Sample pairs C4 uses.
+    n_evals : float
+        Evaluations of the search (population x generations).
+    precision : {"single", "double"}
+        C4's precision.
+    """
+    needed = set(needed)
+    per_eval = 0.0
+    if needed & {"C1", "C2", "C3"}:
+        per_eval += 2.0 * m * n / _RATES["labels"]
+    if "C4" in needed:
+        per_eval += 2.0 * n_pairs * n / _RATES[precision]
+    return per_eval * float(n_evals)

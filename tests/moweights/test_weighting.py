@@ -186,11 +186,67 @@ def wide():
 def test_width_parameters_default_to_the_plain_search(bench):
     X, y = bench
     est = MOWeighting()
-    assert est.get_params()["seed_rankers"] is None and est.get_params()["preselect"] is None
+    assert est.get_params()["seed_rankers"] is None and est.get_params()["preselect"] == "auto"
     a = MOWeighting(n_gen=12, pop_size=10, random_state=3).fit(X, y)
     b = MOWeighting(n_gen=12, pop_size=10, random_state=3, preselect=50).fit(X, y)
+    c = MOWeighting(n_gen=12, pop_size=10, random_state=3, preselect=None).fit(X, y)
     assert a.preselected_ is None and b.preselected_ is None  # 50 >= 8 features: no cut
     np.testing.assert_array_equal(a.scores_, b.scores_)
+    np.testing.assert_array_equal(a.scores_, c.scores_)  # "auto" below the width: None
+
+
+@pytest.fixture(scope="module")
+def wider():
+    from moweights.datasets import make_planted
+    from moweights.weighting.width import AUTO_WIDTH
+
+    data = make_planted(
+        "clusters", n_samples=40, n_features=AUTO_WIDTH + 150, informative=8, random_state=1
+    )
+    return data.X, data.y
+
+
+def test_auto_preselects_the_filters_best_above_the_width_and_says_so(wider):
+    from moweights.weighting.width import AUTO_WIDTH
+
+    X, y = wider
+    small = {"n_gen": 3, "pop_size": 8, "random_state": 0}
+    with pytest.warns(UserWarning, match=r"searches the 1000 best of ANOVAFRanker.*150 after"):
+        auto = MOWeighting(**small).fit(X, y)
+    assert len(auto.preselected_) == AUTO_WIDTH
+    anova = rankers.get("anova_f").fit(X, y)
+    assert set(auto.preselected_) == set(X.columns[anova.ranking_[:AUTO_WIDTH]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an explicit choice: no warning
+        cut = MOWeighting(preselect=AUTO_WIDTH, **small).fit(X, y)
+        everything = MOWeighting(preselect="all", **small).fit(X, y)
+        nothing_cut = MOWeighting(preselect=None, **small).fit(X, y)
+    np.testing.assert_array_equal(everything.scores_, nothing_cut.scores_)
+    np.testing.assert_array_equal(auto.scores_, cut.scores_)
+    pd.testing.assert_frame_equal(auto.pareto_weights_, cut.pareto_weights_)
+    assert everything.preselected_ is None
+    assert (everything.pareto_weights_ > 0).sum(axis=1).max() > AUTO_WIDTH
+
+
+def test_a_long_search_warns_before_it_starts(bench, monkeypatch):
+    import moweights.weighting.ranker as module
+    from moweights.weighting.width import search_seconds
+
+    X, y = bench
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a small search: no warning
+        warnings.simplefilter("ignore", ConstantFeatureWarning)
+        MOWeighting(n_gen=3, pop_size=8, random_state=0).fit(X, y)
+    monkeypatch.setattr(module, "SLOW_SEARCH", 0.0)
+    with pytest.warns(UserWarning, match=r"search over 8 weights \(24 evaluations on 100 "):
+        MOWeighting(n_gen=3, pop_size=8, random_state=0).fit(X, y)
+    # the estimate: linear in samples, weights and evaluations; C4 reads the pairs
+    base = search_seconds(200, 1000, ["C1", "C2"], 0, 100)
+    assert search_seconds(400, 1000, ["C1", "C2"], 0, 100) == pytest.approx(2 * base)
+    assert search_seconds(200, 3000, ["C1"], 0, 300) == pytest.approx(9 * base)
+    four = search_seconds(200, 1000, ["C4"], 19900, 100)
+    assert search_seconds(200, 1000, ["C4"], 9950, 100) == pytest.approx(four / 2)
+    assert search_seconds(200, 1000, ["C4"], 19900, 100, "double") > four
 
 
 def test_preselect_weighs_only_the_filters_top_features(wide):
@@ -259,6 +315,7 @@ def test_seeding_finds_planted_features_the_plain_search_misses():
         ({"preselect": 0}, "preselect"),
         ({"preselect": 2.5}, "preselect"),
         ({"preselect": "10"}, "preselect"),
+        ({"preselect": "every"}, "preselect"),
         ({"seed_rankers": "no_such_ranker"}, "seed_rankers"),
         ({"seed_rankers": [3]}, "seed_rankers"),
         ({"seed_rankers": ()}, "seed_rankers"),
