@@ -26,6 +26,7 @@ from rankers.preprocessing import scale_by_power_of_two
 from rankers.tags import RankerTags
 from rankers.ties import TIE_RTOL, tie_groups
 from rankers.validation import (
+    check_finite,
     check_X,
     check_y,
     default_feature_names,
@@ -136,6 +137,9 @@ class BaseRanker(SelectorMixin, BaseEstimator):
     #: and returns scores in the units of the caller's X: :meth:`fit` then skips its own
     #: global rescaling, a copy of X
     _rescales_columns: ClassVar[bool] = False
+    #: fit also sums every column and its squares in its pass over X (``_column_s1``,
+    #: ``_column_s2``, dense X only, before any rescaling), for a ranker that needs them
+    _column_sums: ClassVar[bool] = False
 
     #: parameters that make a fit quick on tiny data; the shared contract tests (which
     #: fit every registered ranker dozens of times) apply them, users never see them
@@ -165,7 +169,8 @@ class BaseRanker(SelectorMixin, BaseEstimator):
             The fitted ranker.
         """
         self.validate_params()
-        Xc, names = check_X(X, accepts_sparse=self.accepts_sparse)
+        # the extremes below say whether every value is finite: no pass of its own
+        Xc, names = check_X(X, accepts_sparse=self.accepts_sparse, finite=False)
         n = Xc.shape[1]
         self.n_features_in_ = n
         if names is not None:
@@ -177,8 +182,13 @@ class BaseRanker(SelectorMixin, BaseEstimator):
             warn_few_samples(Xc.shape[0], stacklevel=3)
         # every column's extremes, once: the constant columns, the scale and the checks
         # of _check_input (e.g. negative values) all read them
-        lo, hi = _column_extremes(Xc)
+        if self._column_sums:
+            lo, hi, self._column_s1, self._column_s2 = _column_extremes(Xc, sums=True)
+        else:
+            lo, hi = _column_extremes(Xc)
         self._column_lo, self._column_hi = lo, hi
+        if not (np.isfinite(lo).all() and np.isfinite(hi).all()):  # NaN and inf reach them
+            check_finite(Xc, X, names)
         self._check_input(Xc)
         units = self._score_units()
         top = np.maximum(np.abs(lo), np.abs(hi))
@@ -449,8 +459,17 @@ def _rescale(X, invariant: bool, name: str, top: float):
     return out, shift
 
 
-def _column_extremes(X) -> tuple[np.ndarray, np.ndarray]:
-    """Every column's smallest and largest value (a sparse matrix's zeros included)."""
+def _column_extremes(X, sums: bool = False):
+    """Every column's smallest and largest value (a sparse matrix's zeros included), and
+    with ``sums`` its sum and sum of squares (dense ``X`` only; None otherwise).
+
+    Whole-array reductions: numpy runs them along the rows' contiguous memory, faster than
+    on blocks of columns (strided rows), each one pass through memory.
+    """
     if sp.issparse(X):
-        return X.min(axis=0).toarray().ravel(), X.max(axis=0).toarray().ravel()
-    return X.min(axis=0), X.max(axis=0)
+        lo, hi = X.min(axis=0).toarray().ravel(), X.max(axis=0).toarray().ravel()
+        return (lo, hi, None, None) if sums else (lo, hi)
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    if not sums:
+        return lo, hi
+    return lo, hi, np.ones(X.shape[0]) @ X, np.einsum("ij,ij->j", X, X)

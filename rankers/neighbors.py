@@ -20,7 +20,13 @@ from joblib import Parallel, delayed
 from rankers.ties import TIE_RTOL, kth_nearest
 from rankers.validation import check_n_jobs
 
-__all__ = ["METRICS", "nearest_neighbors"]
+__all__ = [
+    "METRICS",
+    "approximate_neighbors",
+    "edge_sq_lengths",
+    "nearest_neighbors",
+    "search_space",
+]
 
 METRICS = ("euclidean", "cosine")
 # largest (rows x samples) block of distances held at once, in float64 elements
@@ -152,4 +158,92 @@ def _pair_cosine(Z: np.ndarray, ZQ: np.ndarray, ind: np.ndarray) -> np.ndarray:
         rows = slice(s, min(s + step, nq))
         cos = np.einsum("ik,ijk->ij", ZQ[rows], Z[ind[rows]])
         out[rows] = np.clip(1.0 - cos, 0.0, 2.0)
+    return out
+
+
+def search_space(X, n_components: int | None, *, what: str = "the graph"):
+    """Where a kNN-graph ranker looks for neighbours: ``X`` itself, or its first
+    ``n_components`` principal components (an approximate, much cheaper search).
+
+    With ``n_components=None`` a sparse ``X`` is made dense (after a memory check: the
+    exact search needs every coordinate). Otherwise the samples' coordinates on the
+    principal axes of ``X`` (scikit-learn's PCA, centred; sparse ``X`` stays sparse:
+    ``svd_solver="covariance_eigh"`` up to 4,096 features, which needs no random start,
+    else ``"arpack"`` from a fixed start). The distances between samples in that
+    space approximate those in ``X``; the graph found there may differ from the exact one
+    in a few of each sample's neighbours (``benchmarks/bench_single_cell.py`` measures the
+    agreement), and, unlike the exact search, its near-ties can fall differently under
+    another BLAS kernel.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features or n_components)
+    """
+    import scipy.sparse as sp
+
+    from rankers.memory import check_memory
+
+    m, n = X.shape
+    if n_components is None:
+        if not sp.issparse(X):
+            return X
+        check_memory(
+            8.0 * m * n,
+            f"the exact neighbour search of {what} ({m} x {n} made dense)",
+            "knn_components (e.g. 50: neighbours among the first principal components)",
+        )
+        return X.toarray()
+    from sklearn.decomposition import PCA
+
+    c = int(min(n_components, n, m - 1))
+    solver = "covariance_eigh" if n <= 4096 else "arpack"
+    if solver == "arpack":
+        c = min(c, min(m, n) - 1)
+    pca = PCA(n_components=c, svd_solver=solver, random_state=0)
+    return np.ascontiguousarray(pca.fit_transform(X), dtype=np.float64)
+
+
+def approximate_neighbors(space: np.ndarray, k: int, metric: str = "euclidean") -> np.ndarray:
+    """The ``k`` nearest other samples of every sample in ``space`` (e.g. principal
+    components), by scikit-learn's brute-force search (its compiled k-smallest reduction,
+    several times faster than :func:`nearest_neighbors` on many samples).
+
+    For the approximate graphs of ``knn_components`` only: samples at equal distance are
+    taken in scikit-learn's order, which may depend on the last bits of the distances,
+    so unlike :func:`nearest_neighbors` the answer may differ between machines on ties.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, k)
+    """
+    from sklearn.neighbors import NearestNeighbors
+
+    m = space.shape[0]
+    extra = min(k + 1, m)  # the sample itself, and a duplicate that may come before it
+    ind = NearestNeighbors(n_neighbors=extra, algorithm="brute", metric=metric).fit(space)
+    ind = ind.kneighbors(space, return_distance=False)
+    own = ind == np.arange(m)[:, None]
+    # drop each sample itself (wherever it came), keep the first k others
+    order = np.argsort(own, axis=1, kind="stable")
+    return np.take_along_axis(ind, order, axis=1)[:, :k]
+
+
+def edge_sq_lengths(X, r: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Squared Euclidean lengths ``|X[r] - X[c]|^2`` of the edges (r, c), dense or sparse,
+    from the differences (no cancellation), in blocks of edges."""
+    import scipy.sparse as sp
+
+    out = np.empty(r.size)
+    n = X.shape[1]
+    if sp.issparse(X):
+        X = X.tocsr()
+        step = max(1, (1 << 22) // max(1, n // 8))
+        for s in range(0, r.size, step):
+            diff = X[r[s : s + step]] - X[c[s : s + step]]
+            out[s : s + step] = np.asarray(diff.multiply(diff).sum(axis=1)).ravel()
+        return out
+    step = max(1, _BLOCK_ELEMENTS // max(1, n))
+    for s in range(0, r.size, step):
+        diff = X[r[s : s + step]] - X[c[s : s + step]]
+        out[s : s + step] = np.einsum("ij,ij->i", diff, diff)
     return out

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import LinearOperator, eigsh
 
-from rankers.neighbors import nearest_neighbors
+from rankers.neighbors import approximate_neighbors, edge_sq_lengths, nearest_neighbors
 from rankers.ties import TIE_RTOL
 
 __all__ = ["KnnAffinity", "knn_affinity", "nontrivial_eigenvectors", "normalized_degrees"]
@@ -56,6 +56,7 @@ def knn_affinity(
     metric: str = "cosine",
     weight_mode: str = "binary",
     t: float | str = "auto",
+    space: np.ndarray | None = None,
 ) -> KnnAffinity:
     """Build the symmetric kNN affinity graph of the rows of ``X``.
 
@@ -77,6 +78,12 @@ def knn_affinity(
         Heat-kernel width; ``"auto"`` is the mean squared Euclidean length of the
         edges (He et al.'s choice, also the Laplacian ranker's), which makes the
         weights invariant to scaling all features by one constant.
+    space : ndarray, optional
+        Where the neighbours are searched, approximately
+        (:func:`rankers.neighbors.approximate_neighbors` in
+        :func:`rankers.neighbors.search_space`, e.g. the first principal components); the
+        edge weights are still computed from ``X`` (dense or sparse). Default: the exact
+        search in ``X`` itself.
 
     Returns
     -------
@@ -89,7 +96,11 @@ def knn_affinity(
         raise ValueError(f"weight_mode must be one of {WEIGHT_MODES}; got {weight_mode!r}")
     m = X.shape[0]
     k = int(min(n_neighbors, m - 1))
-    dist, ind = nearest_neighbors(X, k, metric)  # ties: lower index first, on any machine
+    own = space is None
+    if own:  # ties: lower index first, on any machine
+        dist, ind = nearest_neighbors(X, k, metric)
+    else:
+        dist, ind = None, approximate_neighbors(space, k, metric)
     rows = np.repeat(np.arange(m, dtype=np.int64), k)
     cols = ind.ravel().astype(np.int64)
     # the union graph, each undirected edge once; built from index pairs rather than
@@ -101,10 +112,15 @@ def knn_affinity(
     if weight_mode == "binary":
         w = np.ones(r.size)
     elif weight_mode == "cosine":
-        w = 1.0 - dist.ravel()[first] if metric == "cosine" else _pair_cosine(X, r, c)
+        w = 1.0 - dist.ravel()[first] if metric == "cosine" and own else _pair_cosine(X, r, c)
         w = np.maximum(w, 0.0)
     else:
-        d2 = dist.ravel()[first] ** 2 if metric == "euclidean" else _pair_sq_dist(X, r, c)
+        if metric == "euclidean" and own:
+            d2 = dist.ravel()[first] ** 2
+        elif sp.issparse(X):
+            d2 = np.sqrt(edge_sq_lengths(X, r, c)) ** 2
+        else:
+            d2 = _pair_sq_dist(X, r, c)
         if t == "auto":
             t_used = float(d2.mean())
             if t_used <= 0.0:  # every edge joins duplicates: the weights are 1 whatever t

@@ -6,10 +6,16 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 
 from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
-from rankers.neighbors import nearest_neighbors
+from rankers.neighbors import (
+    approximate_neighbors,
+    edge_sq_lengths,
+    nearest_neighbors,
+    search_space,
+)
 from rankers.preprocessing import scale_features
 
 __all__ = ["LaplacianRanker"]
@@ -111,7 +117,7 @@ class LaplacianRanker(BaseRanker):
 
     name = "laplacian"
     target_kind = "unsupervised"
-    accepts_sparse = False
+    accepts_sparse = True  # CSR stays sparse: the scores read it in blocks of columns
     deterministic = True
     scale_invariant = True
     reference: ClassVar[str] = "He, Cai & Niyogi (2005), Laplacian Score for Feature Selection"
@@ -123,6 +129,7 @@ class LaplacianRanker(BaseRanker):
         "t": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "weight_mode": [StrOptions({"heat", "binary"})],
         "scale": [StrOptions({"minmax"}), None],
+        "knn_components": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -132,12 +139,14 @@ class LaplacianRanker(BaseRanker):
         t="auto",
         weight_mode: str = "heat",
         scale: str | None = None,
+        knn_components: int | None = None,
     ):
         self.k = k
         self.n_neighbors = n_neighbors
         self.t = t
         self.weight_mode = weight_mode
         self.scale = scale
+        self.knn_components = knn_components
 
     @staticmethod
     def _statistic_from_scores(scores: np.ndarray) -> np.ndarray:
@@ -153,6 +162,8 @@ class LaplacianRanker(BaseRanker):
         return self.scale is not None
 
     def _score(self, X, y):
+        if sp.issparse(X):
+            return self._score_sparse(scale_features(X, self.scale).tocsr())
         # C order: the edges gather rows of X, and a row gathered from a column-major
         # array is a strided copy (a DataFrame's values are often column-major)
         X = np.ascontiguousarray(scale_features(X, self.scale))
@@ -204,14 +215,51 @@ class LaplacianRanker(BaseRanker):
         stat[seen] = num[seen] / den[seen]
         return 2.0 - stat
 
+    def _score_sparse(self, X) -> np.ndarray:
+        """The scores of a CSR ``X``: the same sums as the dense path, each block of
+        columns made dense in turn (memory: X, the graph and one block)."""
+        m, n = X.shape
+        r, c, w, _ = self._edges(X)
+        d = np.bincount(r, weights=w, minlength=m) + np.bincount(c, weights=w, minlength=m)
+        vol = d.sum()
+        if vol <= 0.0:
+            return np.zeros(n)
+        centre = (X.T @ d) / vol
+        columns = X.tocsc()
+        num, den = np.empty(n), np.empty(n)
+        width = _BLOCK_COLUMNS * max(1, (1 << 20) // (_BLOCK_COLUMNS * m))  # ~8 MB a block
+        edges = max(1, _BLOCK_ELEMENTS // width)
+        for j in range(0, n, width):
+            cols = slice(j, min(j + width, n))
+            Xb = columns[:, cols].toarray()
+            part = np.zeros(Xb.shape[1])
+            for s in range(0, r.size, edges):
+                diff = Xb[r[s : s + edges]] - Xb[c[s : s + edges]]
+                diff *= diff
+                part += w[s : s + edges] @ diff
+            num[cols] = part
+            Xb -= centre[cols]
+            Xb *= Xb
+            den[cols] = d @ Xb
+        num = np.minimum(num, 2.0 * den)
+        top = np.maximum(X.max(axis=0).toarray().ravel(), -X.min(axis=0).toarray().ravel())
+        scale = np.finfo(np.float64).eps * 64 * top
+        seen = den > vol * scale**2
+        stat = np.full(n, 2.0)
+        stat[seen] = num[seen] / den[seen]
+        return 2.0 - stat
+
     def _edges(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
         """Edges (i < j) of the symmetric kNN graph, their weights S_ij, and (when they
         fit in one pass) their squared differences ``(X[i] - X[j])**2``, else None."""
         m, n = X.shape
         k = min(int(self.n_neighbors), m - 1)
         self.n_neighbors_ = k
-        # ties: lower index first, on any machine
-        ind = nearest_neighbors(X, k, return_distance=False)
+        if self.knn_components is None:  # ties: lower index first, on any machine
+            space = search_space(X, None, what="the Laplacian score's graph")
+            ind = nearest_neighbors(space, k, return_distance=False)
+        else:
+            ind = approximate_neighbors(search_space(X, self.knn_components), k)
         rows = np.repeat(np.arange(m, dtype=np.int64), k)
         cols = ind.ravel().astype(np.int64)
         # i~j when i is among j's neighbours OR j among i's. Symmetrised on (min, max)
@@ -224,7 +272,9 @@ class LaplacianRanker(BaseRanker):
         # distances nearest_neighbors returns (the scores do not move by a bit): in one
         # matrix when small, else in blocks of whole edges small enough to stay in cache.
         sq = None
-        if r.size * n <= _ONE_PASS_ELEMENTS:
+        if sp.issparse(X):
+            d2 = np.sqrt(edge_sq_lengths(X, r, c)) ** 2 if heat else None
+        elif r.size * n <= _ONE_PASS_ELEMENTS:
             sq = X[r] - X[c]
             d2 = np.sqrt(np.einsum("ij,ij->i", sq, sq)) ** 2 if heat else None
             np.multiply(sq, sq, out=sq)

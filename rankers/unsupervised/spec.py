@@ -6,12 +6,14 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils import check_random_state
 
 from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.memory import check_memory
+from rankers.neighbors import search_space
 from rankers.unsupervised._affinity import knn_affinity, nontrivial_eigenvectors
 
 __all__ = ["SPECRanker"]
@@ -66,6 +68,12 @@ class SPECRanker(BaseRanker):
         Neighbours per sample for ``affinity="knn"`` (clipped to ``n_samples - 1``).
     random_state : int, RandomState instance or None, default=None
         Seeds the start vector of the sparse eigensolver (styles ``s >= 2`` only).
+    knn_components : int or None, default=None
+        For ``affinity="knn"``: None finds the neighbours among all features (the exact
+        graph); an int among the first ``knn_components`` principal components, an
+        approximate graph for many samples (see
+        :class:`~rankers.unsupervised.laplacian.LaplacianRanker`). Sparse input stays
+        sparse with ``affinity="knn"`` and styles -1 and 0.
 
     Attributes
     ----------
@@ -121,7 +129,7 @@ class SPECRanker(BaseRanker):
 
     name = "spec"
     target_kind = "unsupervised"
-    accepts_sparse = False
+    accepts_sparse = True  # kept sparse by the kNN graph; the RBF kernel makes it dense
     deterministic = True
     scale_invariant = True
     reference: ClassVar[str] = (
@@ -139,6 +147,7 @@ class SPECRanker(BaseRanker):
         "gamma": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
+        "knn_components": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -149,6 +158,7 @@ class SPECRanker(BaseRanker):
         gamma="auto",
         n_neighbors: int = 5,
         random_state=None,
+        knn_components: int | None = None,
     ):
         self.k = k
         self.style = style
@@ -156,6 +166,7 @@ class SPECRanker(BaseRanker):
         self.gamma = gamma
         self.n_neighbors = n_neighbors
         self.random_state = random_state
+        self.knn_components = knn_components
 
     def _statistic_from_scores(self, scores: np.ndarray) -> np.ndarray:
         return scores.copy() if self.style >= 2 else 2.0 - scores
@@ -166,9 +177,23 @@ class SPECRanker(BaseRanker):
     def _score(self, X, y):
         m, n = X.shape
         style = int(self.style)
+        if sp.issparse(X) and (self.affinity != "knn" or style >= 2):
+            check_memory(
+                8.0 * m * n,
+                f"SPEC on {m} x {n} sparse data made dense (affinity={self.affinity!r})",
+                "affinity='knn' with style 0 or -1 (sparse data stay sparse)",
+            )
+            X = X.toarray()
         if self.affinity == "knn":
             t = "auto" if self.gamma == "auto" else 1.0 / float(self.gamma)
-            graph = knn_affinity(X, self.n_neighbors, metric="euclidean", weight_mode="heat", t=t)
+            space = None
+            if self.knn_components is not None:
+                space = search_space(X, self.knn_components)
+            elif sp.issparse(X):  # the exact search needs dense rows
+                X = search_space(X, None, what="SPEC's graph")
+            graph = knn_affinity(
+                X, self.n_neighbors, metric="euclidean", weight_mode="heat", t=t, space=space
+            )
             self.n_neighbors_ = graph.n_neighbors
             gamma = 1.0 / graph.t
             S = graph.W
@@ -188,6 +213,8 @@ class SPECRanker(BaseRanker):
                 )
                 S = rbf_kernel(X, gamma=gamma)
             return self._phi3(X, S, min(style, m))
+        if sp.issparse(X):
+            return _sparse_phi(X, S, style)
         d, SX = _degree_and_product(S, X) if S is not None else _rbf_pass(X, gamma)
         if d.sum() <= 0.0:  # every kNN heat weight underflowed (a fixed gamma far too large)
             return np.zeros(n)
@@ -248,3 +275,30 @@ def _rbf_pass(X: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
 
 def _degree_and_product(S, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(S.sum(axis=1)).ravel(), np.array(S @ X)  # a writable copy
+
+
+def _sparse_phi(X, S, style: int) -> np.ndarray:
+    """``2 - φ1`` or ``2 - φ2`` of a CSR ``X`` on the sparse graph ``S``: the sums of the
+    dense path, one block of columns made dense at a time."""
+    m, n = X.shape
+    d = np.asarray(S.sum(axis=1)).ravel()
+    vol = d.sum()
+    if vol <= 0.0:
+        return np.zeros(n)
+    mean = (X.T @ d) / vol if style == 0 else np.zeros(n)
+    columns = X.tocsc()
+    num, den, top = np.empty(n), np.empty(n), np.empty(n)
+    width = max(1, (1 << 20) // m)  # ~8 MB a block
+    for j in range(0, n, width):
+        cols = slice(j, min(j + width, n))
+        Xt = columns[:, cols].toarray()
+        Xt -= mean[cols]  # D-centred for style 0: drops the trivial component
+        SXt = S @ Xt
+        den[cols] = np.einsum("i,ij,ij->j", d, Xt, Xt)  # fᵀDf
+        num[cols] = den[cols] - np.einsum("ij,ij->j", Xt, SXt)  # fᵀLf
+        top[cols] = np.abs(Xt).max(axis=0)
+    scale = np.finfo(np.float64).eps * 64 * top
+    seen = den > vol * scale**2
+    phi = np.full(n, 2.0)
+    phi[seen] = np.clip(num[seen] / den[seen], 0.0, 2.0)
+    return 2.0 - phi

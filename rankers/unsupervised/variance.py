@@ -19,6 +19,26 @@ __all__ = ["VarianceRanker"]
 _SAFE = (1e-100, 1e100)
 
 
+def _from_sums(X: np.ndarray, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
+    """``sum((x - mean)^2)`` per column from the sums fit gathered (no second pass over X),
+    recomputed around the mean where that loses more than a few digits.
+
+    ``s2 - s1^2 / m`` cancels when the mean is large against the spread: its rounding error
+    is about ``eps (1 + mean^2 / variance)`` relative, so columns whose ``mean^2`` exceeds
+    100 variances (error above ~1e-13) are summed again around their mean.
+    """
+    m = X.shape[0]
+    mean_sq = s1 * s1 / m
+    ss = np.maximum(s2 - mean_sq, 0.0)
+    redo = np.flatnonzero(~(mean_sq <= 100.0 * ss))
+    for j in range(0, redo.size, 256):
+        cols = redo[j : j + 256]
+        block = X[:, cols]
+        d = block - block.mean(axis=0)
+        ss[cols] = np.einsum("ij,ij->j", d, d)
+    return ss
+
+
 def _centred_squares(X, exponent: np.ndarray) -> np.ndarray:
     """``sum((x - mean)^2)`` of every column of ``X * 2**-exponent``, dense or sparse.
 
@@ -118,6 +138,7 @@ class VarianceRanker(BaseRanker):
     # raw variances are computed per column at a power-of-two scale and converted back
     # here (no copy of X); min-max scaled ones are unit-free
     _rescales_columns = True
+    _column_sums = True  # sums and sums of squares come with fit's pass over X
 
     def _score_units(self) -> int:
         # a raw variance is in the squared units of X; min-max scaled ones are unit-free
@@ -140,7 +161,12 @@ class VarianceRanker(BaseRanker):
         unsafe = ~((top >= _SAFE[0]) & (top <= _SAFE[1]))
         if unsafe.any():
             exponent[unsafe] = np.frexp(top[unsafe])[1]
-        ss = _centred_squares(X, exponent)
+        sums = self.scale is None and getattr(self, "_column_s1", None) is not None
+        if sums and not unsafe.any() and not sp.issparse(X):
+            ss = _from_sums(X, self._column_s1[~self.constant_features_],
+                            self._column_s2[~self.constant_features_])  # fmt: skip
+        else:
+            ss = _centred_squares(X, exponent)
         var = ss / (m - self.ddof)
         if not unsafe.any():
             return var

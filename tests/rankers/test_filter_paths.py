@@ -139,3 +139,38 @@ def test_the_callers_array_is_neither_copied_into_nor_written():
     for name in [*CLASS_TESTS, "variance", "chi2"]:
         _fit(name, X, None if name == "variance" else y)
     np.testing.assert_array_equal(X, before)
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("laplacian", {}),
+        ("laplacian", {"weight_mode": "binary", "n_neighbors": 8}),
+        ("spec", {"affinity": "knn"}),
+        ("spec", {"affinity": "knn", "style": -1}),
+    ],
+)
+def test_kNN_graph_rankers_keep_sparse_input_sparse(name, params):
+    X, _ = _counts(8, m=150, n=60)
+    dense = _fit(name, X, **params)
+    sparse = _fit(name, sp.csr_matrix(X), **params)
+    np.testing.assert_allclose(sparse.scores_, dense.scores_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(sparse.ranking_, dense.ranking_)
+
+
+@pytest.mark.parametrize("name", ["laplacian", "spec"])
+def test_an_approximate_graph_of_principal_components_follows_the_exact_one(name):
+    rng = np.random.default_rng(9)
+    groups = np.repeat(np.arange(4), 60)
+    X = rng.normal(size=(240, 40))
+    X[:, :6] += 3.0 * (groups[:, None] == np.arange(6)[None, :] % 4)
+    params = {"affinity": "knn"} if name == "spec" else {}
+    exact = _fit(name, X, **params)
+    approx = _fit(name, X, **params, knn_components=10)
+    assert set(approx.ranking_[:6]) == set(exact.ranking_[:6]) == set(range(6))
+    # the informative features well apart from the noise, as on the exact graph (the
+    # order among noise features is noise on either graph)
+    assert approx.scores_[:6].min() > approx.scores_[6:].max() + 0.1
+    # the same answer from sparse input, and on a second fit
+    again = _fit(name, sp.csr_matrix(X), **params, knn_components=10)
+    np.testing.assert_allclose(again.scores_, approx.scores_, rtol=1e-8, atol=1e-12)
