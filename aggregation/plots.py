@@ -161,6 +161,7 @@ def plot_generic(
     max_names_per_block: int = 6,
     title: str | None = None,
     order: Sequence[str] | None = None,
+    max_blocks: int = 200,
 ) -> Figure:
     """A generic ranking as a strip of blocks, best left, each as wide as its feature count.
 
@@ -182,12 +183,16 @@ def plot_generic(
         The features best first (e.g. their mean rank): the names shown inside a block
         follow it, so a large block lists its best features, not its first by name.
         Default the block's own (natural name) order.
+    max_blocks : int, default=200
+        The first ``max_blocks`` blocks are drawn one by one; the rest, as one summary
+        box labelled with how many blocks and features it holds (a ranking of thousands
+        of singletons draws in a fraction of a second and stays readable).
 
     Returns
     -------
     matplotlib.figure.Figure
         The blocks are one ``PatchCollection`` (``gid="blocks"``) with a rectangle per
-        block, best first; the labels are ``ax.texts``.
+        block drawn, best first (and the summary box last); the labels are ``ax.texts``.
     """
     if isinstance(ranking, Ranking):
         ranking = GenericRanking.from_ranking(ranking)
@@ -214,6 +219,10 @@ def plot_generic(
                 f"order must list every feature of the ranking; missing {missing[:5]}"
             )
         blocks = tuple(tuple(sorted(b, key=position.__getitem__)) for b in blocks)
+    if isinstance(max_blocks, bool) or not isinstance(max_blocks, int) or max_blocks < 1:
+        raise InvalidParameterError(f"max_blocks must be an integer >= 1, got {max_blocks!r}")
+    rest = blocks[max_blocks:]
+    blocks = blocks[:max_blocks]
     sizes = np.array([len(b) for b in blocks])
     starts = np.cumsum(sizes) - sizes
     lines = min(int(sizes.max()), max_names_per_block)
@@ -233,14 +242,22 @@ def plot_generic(
     width_px = x1[:, 0] - x0[:, 0]
     # One collection, not a patch per block: add_patch costs ~2 ms each on a large n. Edges
     # only where a block is wide enough, else thousands of edges paint the strip grey.
+    boxes = [Rectangle((a, 0), w, 1) for a, w in zip(starts, sizes, strict=True)]
+    faces = [_BLOCK_COLOURS[i % 2] for i in range(len(sizes))]
+    widths = list(np.where(width_px >= 4, 0.8, 0.0))
+    if rest:  # one box for every block after the first max_blocks
+        begin = int(starts[-1] + sizes[-1])
+        boxes.append(Rectangle((begin, 0), n - begin, 1, hatch="//"))
+        faces.append("0.92")
+        widths.append(0.8)
     strip = PatchCollection(
-        [Rectangle((a, 0), w, 1) for a, w in zip(starts, sizes, strict=True)],
-        facecolors=[_BLOCK_COLOURS[i % 2] for i in range(len(sizes))],
-        edgecolors="0.3",
-        linewidths=np.where(width_px >= 4, 0.8, 0.0),
-        gid="blocks",
+        boxes, facecolors=faces, edgecolors="0.3", linewidths=widths, gid="blocks"
     )
     ax.add_collection(strip, autolim=False)
+    if rest:
+        held = sum(len(b) for b in rest)
+        ax.text((begin + n) / 2, 0.5, f"+{len(rest)} blocks\n{held} features", ha="center",
+                va="center", fontsize=FONT, clip_on=True)  # fmt: skip
     for i in np.flatnonzero(width_px >= 6):  # narrower than one character: no label
         _first_fitting(
             ax,

@@ -140,11 +140,22 @@ def test_plot_generic_falls_back_when_names_do_not_fit():
     wide = GenericRanking([[f"a_rather_long_feature_name_{i}" for i in range(3)], ["b"]])
     texts = [t.get_text() for t in plot_generic(wide, max_names_per_block=0).axes[0].texts]
     assert texts == ["3 features"]  # a singleton block has no size label
-    # 1000 singletons: under a pixel each; no labels, no edges
-    fig = plot_generic(Ranking.from_order(list(range(1000))))
+    # 1000 singletons, all drawn: under a pixel each; no labels, no edges
+    fig = plot_generic(Ranking.from_order(list(range(1000))), max_blocks=1000)
     assert len(_blocks(fig).get_paths()) == 1000
     assert len(fig.axes[0].texts) == 0
     assert np.all(np.asarray(_blocks(fig).get_linewidths()) == 0)
+
+
+def test_plot_generic_summarises_the_blocks_after_max_blocks():
+    fig = plot_generic(Ranking.from_order(list(range(1000))))  # max_blocks=200
+    paths = _blocks(fig).get_paths()
+    assert len(paths) == 201  # 200 blocks and one box for the 800 others
+    last = paths[-1].get_extents()
+    assert (last.x0, last.width) == (200, 800)
+    assert [t.get_text() for t in fig.axes[0].texts] == ["+800 blocks\n800 features"]
+    with pytest.raises(InvalidParameterError, match="max_blocks"):
+        plot_generic(Ranking.from_order(["a", "b"]), max_blocks=0)
 
 
 def test_plot_generic_turns_names_upright_in_narrow_blocks():
