@@ -13,6 +13,7 @@ from scipy.stats import chi2 as chi2_distribution
 from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.exceptions import InvalidInputError
+from rankers.preprocessing import scale_by_power_of_two
 from rankers.ties import tied_ranks
 
 __all__ = ["Chi2Ranker", "InfoGainRanker", "discretise"]
@@ -35,6 +36,30 @@ def discretise(X: np.ndarray, n_bins: int) -> np.ndarray:
     n_distinct = dense.max(axis=0)
     binned = np.floor((mid - 1.0) * n_bins / m).astype(np.int64)
     return np.where(n_distinct <= n_bins, dense - 1, binned)
+
+
+def _by_blocks(X: np.ndarray, score):
+    """``score`` of blocks of columns of ``X`` (~1 MB each), put together: the binning's
+    temporaries (ranks, codes, tables: about ten arrays the size of what they bin) are a
+    block's, not the whole data's."""
+    m, n = X.shape
+    width = max(16, (1 << 17) // max(m, 1))
+    if width >= n:
+        return score(_in_range(X))
+    parts = [score(_in_range(X[:, j : j + width])) for j in range(0, n, width)]
+    if isinstance(parts[0], tuple):
+        return tuple(np.concatenate(p) for p in zip(*parts, strict=True))
+    return np.concatenate(parts)
+
+
+def _in_range(X: np.ndarray) -> np.ndarray:
+    """``X``, its columns divided by a power of two (exact; ranks do not move) when their
+    values are so large or small that a range could overflow or underflow."""
+    top = np.maximum(X.max(axis=0), -X.min(axis=0))
+    if ((top <= 1e100) & (top >= 1e-100)).all():
+        return X
+    _, exponent = np.frexp(top)
+    return scale_by_power_of_two(X, -exponent)
 
 
 def _contingency(codes: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -158,6 +183,7 @@ class InfoGainRanker(BaseRanker):
     accepts_sparse = False
     deterministic = True
     scale_invariant = True
+    _rescales_columns = True  # bins come from ranks: no scale to protect, no copy of X
     feature_scale_invariant = True  # bins follow each feature's own range
     reference: ClassVar[str] = "Information gain H(Y) - H(Y|X) on discretised features"
 
@@ -171,7 +197,9 @@ class InfoGainRanker(BaseRanker):
         self.n_bins = n_bins
 
     def _score(self, X, y):
-        return _information_gain(_contingency(discretise(X, self.n_bins), y))
+        return _by_blocks(
+            X, lambda b: _information_gain(_contingency(discretise(b, self.n_bins), y))
+        )
 
 
 class Chi2Ranker(BaseRanker):
@@ -262,6 +290,11 @@ class Chi2Ranker(BaseRanker):
         # change with their scale (the contingency tables do not)
         return None if self.method == "sklearn" else 0
 
+    @property
+    def _rescales_columns(self) -> bool:
+        # the contingency tables' bins come from ranks: no scale to protect, no copy of X
+        return self.method != "sklearn"
+
     def _feature_scale_invariant(self) -> bool:
         return self.method != "sklearn"  # counts: a feature's chi2 grows with its scale
 
@@ -285,7 +318,9 @@ class Chi2Ranker(BaseRanker):
         if self.method == "sklearn":
             stat, pvalues = _sklearn_chi2(X, y)
         else:
-            stat, dof = _pearson_chi2(_contingency(discretise(X, self.n_bins), y))
+            stat, dof = _by_blocks(
+                X, lambda b: _pearson_chi2(_contingency(discretise(b, self.n_bins), y))
+            )
             pvalues = np.ones_like(stat)
             tested = dof > 0
             pvalues[tested] = chi2_distribution.sf(stat[tested], dof[tested])

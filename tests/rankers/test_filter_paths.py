@@ -174,3 +174,14 @@ def test_an_approximate_graph_of_principal_components_follows_the_exact_one(name
     # the same answer from sparse input, and on a second fit
     again = _fit(name, sp.csr_matrix(X), **params, knn_components=10)
     np.testing.assert_allclose(again.scores_, approx.scores_, rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["info_gain", "chi2"])
+@pytest.mark.parametrize("scale", [1e-307, 1e307])
+def test_binning_rankers_at_the_edges_of_float64(name, scale):
+    # no global copy of X: a range of +-1e307 values would overflow; each block is brought
+    # into range by a power of two, which moves no rank
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(60, 8))
+    y = (X[:, 0] > 0).astype(int)
+    np.testing.assert_allclose(_fit(name, X * scale, y).scores_, _fit(name, X, y).scores_)
