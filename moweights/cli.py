@@ -1,10 +1,12 @@
 """The ``moweights`` command: run, validate, rankers, init, report, schema.
 
-Exit codes: 0 success, 1 a run failed (or a report could not be drawn), 2 bad usage or
-bad input (a config file, a data file or an output folder that cannot be used, a folder
-another run is writing), 130 interrupted by Ctrl-C (the output folder is left valid and
-says it is partial), 141 the output pipe was closed early (``moweights rankers | head``;
-the shell's code for SIGPIPE).
+Exit codes: 0 success, 1 a run failed (a study: any of its data sets; or a report could
+not be drawn), 2 bad usage or bad input (a config file, a data file or an output folder
+that cannot be used -- a file, a folder another run is writing, a non-empty folder
+moweights did not make without ``--force`` -- or a Dask scheduler address that does not
+answer as one), 130 interrupted by Ctrl-C (the output folder is left valid and says it
+is partial), 141 the output pipe was closed early (``moweights rankers | head``; the
+shell's code for SIGPIPE).
 
 Errors are one line on stderr (``error: ...``; a config's problems one per line), never
 a traceback; ``-v`` adds the traceback of an unexpected error.
@@ -31,15 +33,18 @@ from moweights.errors import (
     MoweightsError,
     OutputFolderError,
     RunLockedError,
+    SchedulerError,
 )
 
 __all__ = ["main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_PIPE = 0, 1, 2, 130, 141
 
-_EPILOG = """exit codes: 0 ok, 1 the run failed, 2 bad usage or input (config, data file, output
-folder, a folder in use by another run), 130 interrupted (Ctrl-C; the output folder stays
-valid and is marked partial). Docs: README.md, docs/config.md."""
+_EPILOG = """exit codes: 0 ok, 1 the run failed (a study: any data set), 2 bad usage or input
+(config, data file, output folder: a file, in use by another run, or not empty and not made
+by moweights without --force; a Dask scheduler address that does not answer as one), 130
+interrupted (Ctrl-C; the output folder stays valid and is marked partial). Docs: README.md,
+docs/config.md."""
 
 
 class _UsageError(Exception):
@@ -47,7 +52,14 @@ class _UsageError(Exception):
 
 
 #: errors in what the user gave us, found before any result was computed: exit code 2
-_INPUT_ERRORS = (ConfigError, DataFileError, OutputFolderError, RunLockedError, _UsageError)
+_INPUT_ERRORS = (
+    ConfigError,
+    DataFileError,
+    OutputFolderError,
+    RunLockedError,
+    SchedulerError,
+    _UsageError,
+)
 
 
 def _common(*, top: bool) -> argparse.ArgumentParser:
@@ -106,6 +118,12 @@ def _parser() -> argparse.ArgumentParser:
         "(repeatable; VALUE is read as TOML)",
     )
     run.add_argument("--no-cache", action="store_true", help="recompute everything")
+    run.add_argument(
+        "--force",
+        action="store_true",
+        help="write into an output folder that is not empty and was not made by moweights "
+        "(files of the same names are replaced; without it such a folder is refused)",
+    )
     run.add_argument("-j", "--n-jobs", type=int, metavar="N", help="parallel jobs ([run].n_jobs)")
 
     val = sub.add_parser(
@@ -248,6 +266,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("\ninterrupted", file=sys.stderr)
             return EXIT_INTERRUPTED
+        except MemoryError as exc:  # not ours (those are MoweightsErrors): still one line
+            reason = " ".join(str(exc).split()) or "no reason given"
+            print(f"error: out of memory: {reason}", file=sys.stderr)
+            return EXIT_FAILED
         except OSError as exc:  # the file system refused: disk full, a file deleted meanwhile
             where = f" ({exc.filename})" if exc.filename else ""
             print(f"error: {exc.strerror or exc}{where}", file=sys.stderr)
@@ -313,7 +335,7 @@ def _run(args, verbosity: int) -> int:
     config = _load(args, extra)
     out = config.output_dir
     try:
-        result = run(config, cache=False if args.no_cache else None)
+        result = run(config, cache=False if args.no_cache else None, force=args.force)
     except KeyboardInterrupt:
         print(
             f"\ninterrupted: partial results in {out}/ (manifest.json lists them)", file=sys.stderr
@@ -326,6 +348,16 @@ def _run(args, verbosity: int) -> int:
         return EXIT_FAILED
     if verbosity:
         print(summary_text(result.output_dir))
+    lost = {**getattr(result, "failed", {}), **getattr(result, "skipped", {})}
+    if lost:  # a study whose other data sets ran: say which did not, and exit 1
+        n = len(config.datasets)
+        what = "; ".join(f"{name} ({' '.join(why.split())})" for name, why in lost.items())
+        print(
+            f"error: {len(lost)} of {n} data sets failed: {what}; the study in {out}/ "
+            f"compares the {len(result.runs)} that finished",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     return EXIT_OK
 
 
@@ -391,15 +423,17 @@ def _write(path: Path, text: str) -> None:
 
 
 def _report(args, verbosity: int) -> int:
+    from moweights.output.files import check_results_tree
     from moweights.output.folder import summary_text
     from moweights.output.report import render
     from moweights.pipeline.lock import RunLock
 
     folder = Path(args.folder)
-    if not (folder / "summary.json").is_file():
+    if not os.path.lexists(folder / "summary.json"):
         raise _UsageError(f"{folder} is not a run folder (it has no summary.json)")
     try:
         with RunLock(folder):  # not while a run writes the folder
+            check_results_tree(folder)  # no link, FIFO or huge file is read (exit 2)
             written = render(folder, plots=not args.no_plots)
     except MoweightsError:
         raise

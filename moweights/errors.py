@@ -28,7 +28,9 @@ __all__ = [
     "InvalidParameterError",
     "MoweightsError",
     "OutputFolderError",
+    "OutputWriteError",
     "RunLockedError",
+    "SchedulerError",
     "StaleLockWarning",
 ]
 
@@ -52,3 +54,46 @@ class DataFetchError(MoweightsError, OSError):
 class DataPreparationWarning(UserWarning):
     """A table was prepared as asked, but in a way worth a second look (e.g. one-hot
     encoding a column of very many levels)."""
+
+
+class OutputWriteError(MoweightsError, OSError):
+    """A file of a results folder could not be written (disk full, file-size limit, a
+    read-only file system); the message names the file and the reason.
+
+    Attributes
+    ----------
+    path : Path
+        The file that could not be written.
+    """
+
+    def __init__(self, message: str, path=None, errno: int | None = None):
+        super().__init__(message)
+        self.path = path
+        self.errno = errno
+        self.filename = None if path is None else str(path)
+
+    def __str__(self) -> str:  # OSError would prefix "[Errno ...]" otherwise
+        return self.args[0]
+
+    def __reduce__(self):
+        return (type(self), (self.args[0], self.path, self.errno))
+
+
+class SchedulerError(MoweightsError, ConnectionError):
+    """The Dask scheduler a run names cannot be used: it does not answer, or not as a
+    Dask scheduler; the message names the address and what happened.
+
+    Attributes
+    ----------
+    address : str
+    """
+
+    def __init__(self, message: str, address: str | None = None):
+        super().__init__(message)
+        self.address = address
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+    def __reduce__(self):
+        return (type(self), (self.args[0], self.address))

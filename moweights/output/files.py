@@ -1,50 +1,325 @@
-"""Writing files of a run folder: atomically, and as text that is the same on every machine.
+"""Writing and reading back files of a run folder: atomically, bounded, never through links.
 
 Tables are CSV with ``%.10g`` floats and ``\\n`` line ends; JSON is indented, with the
 numbers JSON cannot hold (inf, nan) as the strings "inf", "-inf", "nan".
+
+A results folder may come from anyone, so what is read back from one is bounded and not
+followed: :func:`read_bytes` opens with ``O_NOFOLLOW | O_NONBLOCK`` (a symbolic link is
+refused, a FIFO does not block), accepts regular files only, and reads at most a size
+cap. Writes go to a temporary file created exclusively beside the target (never an
+existing name, never through a link), which is removed if the write fails; the error
+names the file that could not be written. A folder is a run's output only if moweights
+made it (:func:`claim_output_dir`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
 import re
+import secrets
+import stat
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from moweights.errors import OutputWriteError
 from rankers.exceptions import OutputFolderError
 
 __all__ = [
     "MANIFEST",
+    "MAX_RESULT_BYTES",
     "ResultsFolder",
     "atomic_write",
+    "check_results_tree",
+    "claim_output_dir",
     "csv_text",
     "json_text",
     "make_output_dir",
+    "read_bytes",
+    "read_json",
     "records",
     "safe_name",
+    "sigint_ignored",
 ]
 
 #: the file listing every other file of a results folder with its SHA-256
 MANIFEST = "manifest.json"
+#: the largest table or JSON file read back from a results folder
+MAX_RESULT_BYTES = 256 * 2**20
+#: what a report reads back (tables, JSON, figures, the page)
+RESULT_SUFFIXES = (".csv", ".json", ".png", ".html")
+#: names moweights puts into a folder before its manifest exists (the lock, the cache)
+_OWN_HIDDEN = (".moweights.lock", ".cache")
+_SPECIAL = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def _size(n_bytes: float) -> str:
+    from rankers.memory import format_bytes
+
+    return format_bytes(n_bytes)
+
+
+# ------------------------------------------------------------------ reading back
+def read_bytes(path, limit: int = MAX_RESULT_BYTES, what: str = "file") -> bytes:
+    """The content of a regular file of a results folder, read without following it.
+
+    Parameters
+    ----------
+    path : path
+    limit : int
+        The most bytes a file of this kind can hold; a larger one is refused unread.
+    what : str
+        What the file is, for messages ("lock", "cache entry", ...).
+
+    Raises
+    ------
+    FileNotFoundError
+        There is no such file.
+    OutputFolderError
+        ``path`` is a symbolic link, not a regular file (a FIFO, a device, a folder), or
+        larger than ``limit``; the message names it and says what to do.
+    """
+    path = Path(path)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or path.is_symlink():
+            raise OutputFolderError(
+                f"{path} is a symbolic link; moweights reads a results folder's {what} "
+                "only from a file of its own: replace the link by the file, or delete it"
+            ) from None
+        if exc.errno == errno.EISDIR:
+            raise OutputFolderError(f"{path} is a folder where a {what} belongs") from None
+        raise OutputFolderError(f"cannot read {path}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(f.fileno())
+        if not stat.S_ISREG(mode.st_mode):
+            kind = _SPECIAL.get(stat.S_IFMT(mode.st_mode), "not a file")
+            if stat.S_ISDIR(mode.st_mode):
+                kind = "a folder"
+            raise OutputFolderError(
+                f"{path} is not a regular file ({kind}) where a {what} belongs; moweights "
+                "never writes one like it: delete it"
+            )
+        if mode.st_size > limit:
+            raise OutputFolderError(
+                f"{path} is {_size(mode.st_size)}, larger than a {what} moweights writes "
+                f"({_size(limit)} at most): not one of ours; delete it"
+            )
+        # read(n) allocates n bytes first: ask for what the file holds, one more to see it grow
+        data = f.read(min(mode.st_size, limit) + 1)
+    if len(data) > min(mode.st_size, limit):
+        raise OutputFolderError(f"{path} grew while it was read; read it again later")
+    return data
+
+
+def read_json(path, limit: int = MAX_RESULT_BYTES, what: str = "JSON file") -> Any:
+    """A JSON file of a results folder (see :func:`read_bytes`); ValueError if not JSON."""
+    return json.loads(read_bytes(path, limit, what).decode("utf-8"))
+
+
+def _is_results_folder(path: Path) -> bool:
+    """Whether ``path`` holds a manifest moweights wrote (a regular file, JSON, ours)."""
+    try:
+        manifest = read_json(path / MANIFEST, what="manifest")
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(manifest, dict)
+        and "moweights" in manifest
+        and isinstance(manifest.get("files"), dict)
+    )
+
+
+def check_results_tree(folder, depth: int = 2) -> None:
+    """Refuse a results folder holding a link, FIFO, device or oversized file where a
+    report reads (``*.csv``, ``*.json``, ``*.png``, ``*.html``, in it and its sub-folders).
+
+    Raises
+    ------
+    OutputFolderError
+        Naming the first such entry.
+    """
+    folder = Path(folder)
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.name.startswith("."):  # the lock and the cache check their own reads
+            continue
+        path = Path(entry.path)
+        if entry.is_dir(follow_symlinks=False):
+            if depth > 1:
+                check_results_tree(path, depth - 1)
+            continue
+        if entry.is_symlink() and entry.is_dir():
+            raise OutputFolderError(
+                f"{path} is a symbolic link to a folder; moweights does not read a results "
+                "folder through links: replace it by the folder, or delete it"
+            )
+        if not entry.name.lower().endswith(RESULT_SUFFIXES):
+            continue
+        if entry.is_symlink():
+            raise OutputFolderError(
+                f"{path} is a symbolic link; moweights does not read a results folder "
+                "through links: replace the link by the file, or delete it"
+            )
+        mode = entry.stat(follow_symlinks=False)
+        if not stat.S_ISREG(mode.st_mode):
+            kind = _SPECIAL.get(stat.S_IFMT(mode.st_mode), "not a file")
+            raise OutputFolderError(f"{path} is not a regular file ({kind}); delete it")
+        if mode.st_size > MAX_RESULT_BYTES:
+            raise OutputFolderError(
+                f"{path} is {_size(mode.st_size)}, larger than any file moweights writes "
+                f"({_size(MAX_RESULT_BYTES)} at most); delete it"
+            )
+
+
+# ------------------------------------------------------------------ writing
+@contextlib.contextmanager
+def sigint_ignored() -> Iterator[None]:
+    """Ctrl-C held off (in the main thread) while a folder's last words are written."""
+    import signal
+    import threading
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        yield
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, previous)
 
 
 def atomic_write(path: Path, data: bytes | str) -> Path:
-    """Write ``data`` to ``path`` so readers see the old file or the new one, never half."""
+    """Write ``data`` to ``path`` so readers see the old file or the new one, never half.
+
+    The data go to a new temporary file beside ``path`` (created exclusively: never an
+    existing name, never through a link), which then replaces ``path`` (a link at
+    ``path`` is replaced, not followed). On any failure, Ctrl-C included, the temporary
+    file is removed.
+
+    Raises
+    ------
+    OutputWriteError
+        The file system refused (disk full, file-size limit, read-only): the message
+        names ``path`` and the reason.
+    """
     path = Path(path)
     data = data.encode("utf-8") if isinstance(data, str) else data
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    tmp = None
+    try:
+        for _ in range(100):
+            candidate = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+            try:
+                fd = os.open(candidate, flags | getattr(os, "O_CLOEXEC", 0), 0o666)
+            except FileExistsError:
+                continue
+            tmp = candidate
+            break
+        else:  # pragma: no cover - 100 random names taken
+            raise FileExistsError(errno.EEXIST, "no free temporary name", str(path))
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+        tmp = None
+    except BaseException as exc:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, OutputWriteError):
+            reason = exc.strerror or type(exc).__name__
+            raise OutputWriteError(
+                f"cannot write {path}: {reason}", path=path, errno=exc.errno
+            ) from exc
+        raise
     return path
+
+
+def claim_output_dir(path, *, force: bool = False) -> Path:
+    """An output folder a run may write: new, empty, or made by moweights (or ``force``).
+
+    A folder holding anything but moweights' own hidden entries (the lock, the cache)
+    and without a manifest moweights wrote is someone else's: a run would overwrite
+    their ``config.json`` or ``report.html``, so it is refused unless ``force``.
+
+    Raises
+    ------
+    OutputFolderError
+        As :func:`make_output_dir`, and for a non-empty folder moweights did not make.
+    """
+    path = make_output_dir(path)
+    if force:
+        return path
+    foreign = sorted(e.name for e in os.scandir(path) if e.name not in _OWN_HIDDEN)
+    if foreign and not _is_results_folder(path):
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise OutputFolderError(
+            f"output folder {path} is not empty ({shown}) and was not made by moweights "
+            f"(it has no {MANIFEST} of ours); choose a new or empty folder, or pass --force "
+            "to write into it anyway (files of the same names are replaced)"
+        )
+    return path
+
+
+def _clear_folder(path: Path) -> None:
+    """Before a run writes ``path``: remove the files the previous run's manifest lists
+    (so no stale table reaches the new report) and every link or special file where a
+    result belongs (a results folder holds regular files only); ``.cache`` stays."""
+    names: list[str] = []
+    with contextlib.suppress(OSError, ValueError):
+        manifest = read_json(path / MANIFEST, what="manifest")
+        if isinstance(manifest, dict) and isinstance(manifest.get("files"), dict):
+            names = [n for n in manifest["files"] if isinstance(n, str)]
+    for name in names:
+        parts = name.split("/")
+        if len(parts) > 2 or not all(_LISTED.fullmatch(part) for part in parts):
+            continue  # not a name moweights writes: never followed out of the folder
+        if len(parts) == 2 and (path / parts[0]).is_symlink():
+            continue  # its files are not ours to delete: the link itself goes below
+        target = path / name
+        if target.is_symlink() or target.is_file():
+            with contextlib.suppress(OSError):
+                target.unlink()
+    for folder in (path, path / "study"):
+        if folder.is_symlink():
+            folder.unlink()  # the link only, never what it points to
+            continue
+        if not folder.is_dir():
+            continue
+        for entry in os.scandir(folder):
+            if not entry.name.lower().endswith(RESULT_SUFFIXES):
+                continue
+            if entry.is_symlink() or not (entry.is_file() or entry.is_dir()):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+        for entry in os.scandir(folder):  # a failed write's temporary files
+            if (
+                entry.name.startswith(".")
+                and entry.name.endswith(".tmp")
+                and entry.is_file(follow_symlinks=False)
+            ):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+
+
+#: a file name a manifest may list (one part of it)
+_LISTED = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.=@+-]*")
 
 
 def make_output_dir(path) -> Path:
@@ -135,7 +410,9 @@ class ResultsFolder(ABC):
         self.path = Path(path)
         self.config = config
         self.path.mkdir(parents=True, exist_ok=True)
+        _clear_folder(self.path)  # the caller holds the folder's lock
         self.files: dict[str, str] = {}  # name -> sha256
+        self._drawn = False  # "complete" only once the plots and report.html are written
         self._put("config.json", json_text(config.to_dict()))
         self._manifest("running")
 
@@ -150,6 +427,8 @@ class ResultsFolder(ABC):
     def _manifest(self, status: str, message: str | None = None) -> None:
         from moweights.about import __version__
 
+        if status == "complete" and not self._drawn:
+            status = "running"  # the tables are final; the figures and the page are not yet
         manifest = {
             "status": status,
             "partial": status != "complete",
@@ -163,6 +442,47 @@ class ResultsFolder(ABC):
     @abstractmethod
     def finish(self, result, seconds: float) -> None:
         """Write the final tables with ``result.status``, then the figures and report."""
+
+    def _draw(self, result, render: Callable) -> None:
+        """The plots and report.html from the final tables (``render(folder, plots=,
+        html=)``, :func:`moweights.output.report.render`), then the final manifest.
+
+        The manifest is written last: it says "complete" only when every file is; a
+        failure while drawing (a full disk, a file-size limit, Ctrl-C) leaves it saying
+        "failed" or "partial" with the reason and the file, and is raised on.
+        """
+        out = self.config.output
+        try:
+            written = render(self.path, plots=out.plots, html=out.html)
+        except BaseException as exc:
+            self._drawing_failed(result, exc)
+            raise
+        self.files.update(written)
+        result.files = [self.path / name for name in sorted(self.files)]
+        self._drawn = True
+        self._manifest(result.status, "; ".join(result.notes) or None)
+
+    def _drawing_failed(self, result, exc: BaseException) -> None:
+        missing = (
+            "the plots and report.html are missing or incomplete "
+            "(`moweights report` draws them again)"
+        )
+        if isinstance(exc, KeyboardInterrupt):
+            status, note = "partial", f"interrupted (Ctrl-C) while drawing: {missing}"
+        elif isinstance(exc, OutputWriteError):
+            status, note = "failed", f"{exc}; {missing}"
+        else:
+            status, note = "failed", f"drawing failed: {type(exc).__name__}: {exc}; {missing}"
+        if result.status != "failed":
+            result.status = status
+        result.notes.append(note)
+        self._drawn = True  # what the manifest says now is the truth
+        with sigint_ignored():  # a second Ctrl-C must not leave the old manifest
+            try:
+                self.write(result, status=result.status)
+            except Exception:  # the disk is still full: at least the small manifest
+                with contextlib.suppress(Exception):
+                    self._manifest(result.status, "; ".join(result.notes) or None)
 
     @contextlib.contextmanager
     def finishing(self, result, start: float, interrupted: str) -> Iterator[None]:
@@ -182,5 +502,6 @@ class ResultsFolder(ABC):
             with contextlib.suppress(Exception):
                 self.finish(result, time.perf_counter() - start)
             raise
-        result.status = "complete"
+        if result.status == "running":  # a study may have decided (members failed)
+            result.status = "complete"
         self.finish(result, time.perf_counter() - start)

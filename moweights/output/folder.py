@@ -46,12 +46,12 @@ from moweights.output.features import FEATURES, feature_table, significant_count
 from moweights.output.files import (
     MANIFEST,
     ResultsFolder,
-    _sigint_ignored,
     csv_text,
     json_text,
     read_json,
     records,
     safe_name,
+    sigint_ignored,
 )
 
 __all__ = [
@@ -323,9 +323,11 @@ class RunFolder(ResultsFolder):
         """Final tables and summary with the run's status, then plots and HTML, then the
         manifest (last: "complete" only when every file is written; see ``_draw``)."""
         result.seconds = seconds
-        with _sigint_ignored():  # a second Ctrl-C must not leave the final tables half
+        with sigint_ignored():  # a second Ctrl-C must not leave the final tables half
             self.write(result, status=result.status)
-        self._draw(result)
+        from moweights.output.report import render  # plots need matplotlib: only here
+
+        self._draw(result, render)
 
 
 def summary_text(folder) -> str:

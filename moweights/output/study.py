@@ -18,13 +18,20 @@ Data only (CSV, JSON, PNG): nothing written here executes when read back.
 
 from __future__ import annotations
 
-import json
+import contextlib
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from moweights.output.files import ResultsFolder, csv_text, json_text, safe_name
+from moweights.output.files import (
+    ResultsFolder,
+    csv_text,
+    json_text,
+    read_json,
+    safe_name,
+    sigint_ignored,
+)
 from moweights.output.plots import STUDY
 
 __all__ = ["StudyFolder", "reused_steps", "study_summary_text"]
@@ -86,6 +93,9 @@ def _summary(result, status: str, files: list[str]) -> dict[str, Any]:
         row: dict[str, Any] = {"name": d.name, "folder": safe_name(d.name), "done": run is not None}
         if run is not None and run.units:
             row.update(n_samples=len(run.X), n_features=int(run.X.shape[1]), status=run.status)
+        for state in ("failed", "skipped"):  # and the error that stopped it
+            if d.name in getattr(result, state, {}):
+                row.update(status=state, error=getattr(result, state)[d.name])
         data_sets.append(row)
     return {
         "status": status,
@@ -122,16 +132,14 @@ class StudyFolder(ResultsFolder):
         self._manifest(status, "; ".join(result.notes) or None)
 
     def finish(self, result, seconds: float) -> None:
-        """Final tables with the study's status, then the CD diagrams and report.html."""
+        """Final tables with the study's status, then the CD diagrams and report.html,
+        then the manifest (last, see ``ResultsFolder._draw``)."""
+        result.seconds = seconds
+        with sigint_ignored():
+            self.write(result, status=result.status)
         from moweights.output.report import render
 
-        result.seconds = seconds
-        self.write(result, status=result.status)
-        out = self.config.output
-        written = render(self.path, plots=out.plots, html=out.html)
-        self.files.update(written)
-        result.files = [self.path / name for name in sorted(self.files)]
-        self._manifest(result.status, "; ".join(result.notes) or None)
+        self._draw(result, render)
 
 
 # ------------------------------------------------------------------ text
@@ -146,7 +154,7 @@ def reused_steps(summary: dict) -> list[str]:
 def study_summary_text(folder) -> str:
     """A short human summary of a study folder (from its ``summary.json``), for the terminal."""
     folder = Path(folder)
-    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    summary = read_json(folder / "summary.json", what="summary")
     study = summary["study"]
     lines = [
         f"moweights study: {len(study['data_sets'])} data sets, {len(summary['rankers'])} "
@@ -156,10 +164,17 @@ def study_summary_text(folder) -> str:
     for d in study["data_sets"]:
         shape = f" ({d['n_samples']} x {d['n_features']})" if "n_samples" in d else ""
         state = d.get("status", "not run")
-        lines.append(f"  {d['name']}{shape}: {state}, report in {d['folder']}/report.html")
+        if d.get("error"):
+            lines.append(f"  {d['name']}: {state}: {d['error']}")
+        else:
+            lines.append(f"  {d['name']}{shape}: {state}, report in {d['folder']}/report.html")
     for score, entry in study["comparisons"].items():
         better = "higher" if entry["higher_is_better"] else "lower"
-        lines += ["", f"{score} ({better} is better) across {entry['n_datasets']} data sets:"]
+        missing = f" (missing: {', '.join(entry['missing'])})" if entry.get("missing") else ""
+        lines += [
+            "",
+            f"{score} ({better} is better) across {entry['n_datasets']} data sets{missing}:",
+        ]
         if "reason" in entry:
             lines.append(f"  no statistics: {entry['reason']}")
             continue
@@ -172,13 +187,15 @@ def study_summary_text(folder) -> str:
             f"p = {float(fr['f_pvalue']):.3g}; Nemenyi CD = {float(ne['cd']):.3g} at "
             f"alpha = {entry['alpha']}",
         ]
+        if entry.get("caution"):
+            lines.append(f"  caution: {entry['caution']}")
     for note in summary["notes"]:
         lines.append(f"note: {note}")
     reused = 0
     for d in study["data_sets"]:
         path = folder / d["folder"] / "summary.json"
-        if path.is_file():
-            reused += len(reused_steps(json.loads(path.read_text(encoding="utf-8"))))
+        with contextlib.suppress(OSError, ValueError):  # a member not run, or not readable
+            reused += len(reused_steps(read_json(path, what="summary")))
     more = f", {reused} step(s) from an earlier run's cache" if reused else ""
     lines += ["", f"wrote the study to {folder}/ in {summary['seconds']:.1f} s{more}"]
     return "\n".join(lines)

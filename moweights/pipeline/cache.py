@@ -12,6 +12,15 @@ ranking over the data's features). An entry failing any of this -- damaged, fore
 written by other code -- is ignored with a :class:`CacheWarning` and the step is
 recomputed. Files of other formats (the ``*.pkl`` of earlier versions) are never opened.
 
+Nothing is read before it is known to be small: an entry is opened without following a
+link and without waiting on a FIFO, must be a regular file of at most
+:data:`MAX_ENTRY_BYTES`, and its zip directory and ``.npy`` headers are checked first --
+only the member names this module writes, stored uncompressed (as ``numpy.savez`` stores
+them; a deflated member could expand a few kB into gigabytes), each member exactly as
+large as its header's shape and dtype say -- then the header's format, version and key,
+and only then is any array read. A ``.cache`` folder that is a symbolic link is not used
+(its steps are computed and not kept), so nothing is written or read through it.
+
 The key of a step is a hash of what determines its result: the data, the settings, the
 seed, and :func:`code_fingerprint`, a hash of the source of the packages ``rankers``,
 ``aggregation`` and ``moweights`` (every ``.py`` file) and of the versions of the
@@ -37,6 +46,8 @@ import importlib.util
 import io
 import json
 import logging
+import os
+import re
 import warnings
 import zipfile
 from collections.abc import Callable
@@ -60,6 +71,9 @@ PACKAGES = ("rankers", "aggregation", "moweights")
 LIBRARIES = ("numpy", "scipy", "scikit-learn", "pandas", "pymoo")
 _HEADER = "__header__"
 _ARRAY_KINDS = "biufU"  # booleans, integers, floats, unicode strings: never objects
+#: the largest entry read (or written): a step's arrays are far smaller
+MAX_ENTRY_BYTES = 512 * 2**20
+_MEMBER = re.compile(rf"({_HEADER}|a[0-9]{{1,9}})\.npy")
 
 
 # ------------------------------------------------------------------ fingerprints
@@ -361,6 +375,70 @@ def decode(header: Any, arrays: dict[str, np.ndarray]) -> Any:
     return value
 
 
+# ------------------------------------------------------------------ reading an entry
+def _checked_members(archive: zipfile.ZipFile, size: int) -> dict[str, zipfile.ZipInfo]:
+    """The entry's members by array name, each checked from the zip directory alone."""
+    members: dict[str, zipfile.ZipInfo] = {}
+    for info in archive.infolist():
+        if not _MEMBER.fullmatch(info.filename) or info.filename[:-4] in members:
+            raise CacheFormatError(f"unexpected member {info.filename[:60]!r}")
+        if info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size:
+            raise CacheFormatError(
+                f"member {info.filename} is compressed (an entry stores its arrays as they "
+                "are: a compressed one could expand far beyond the file)"
+            )
+        if info.file_size > size:
+            raise CacheFormatError(f"member {info.filename} is larger than the entry")
+        members[info.filename[:-4]] = info
+    return members
+
+
+def _npy_header(fp, name: str) -> tuple[tuple[int, ...], np.dtype, int]:
+    """The shape and dtype a member's ``.npy`` header declares, and the header's length."""
+    from numpy.lib import format as npy
+
+    try:
+        version = npy.read_magic(fp)
+        if version == (1, 0):
+            shape, fortran, dtype = npy.read_array_header_1_0(fp)
+        elif version == (2, 0):
+            shape, fortran, dtype = npy.read_array_header_2_0(fp)
+        else:
+            raise CacheFormatError(f"member {name} has .npy version {version}")
+    except CacheFormatError:
+        raise
+    except ValueError as exc:
+        raise CacheFormatError(f"member {name} has no valid .npy header ({exc})") from None
+    if fortran or dtype.hasobject or dtype.kind not in _ARRAY_KINDS:
+        raise CacheFormatError(f"member {name} holds {dtype} arrays, which are not cached")
+    return shape, dtype, fp.tell()
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
+    """One array, read only after its header's shape was found to match its size."""
+    from numpy.lib import format as npy
+
+    name = info.filename
+    with archive.open(info) as fp:
+        shape, dtype, offset = _npy_header(fp, name)
+        n_bytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+        if offset + n_bytes != info.file_size:
+            raise CacheFormatError(
+                f"member {name} declares {shape} values of {dtype} ({n_bytes} bytes), but "
+                f"holds {info.file_size - offset} bytes"
+            )
+    with archive.open(info) as fp:
+        return npy.read_array(fp, allow_pickle=False)
+
+
+def _read_header(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Any:
+    """The entry's JSON header (a 0-d unicode array), checked before any array is read."""
+    array = _read_member(archive, info)
+    if array.dtype.kind != "U" or array.ndim != 0:
+        raise CacheFormatError("no header")
+    return json.loads(str(array))
+
+
 # ------------------------------------------------------------------ the cache
 def step_key(*parts: Any, ranker: str | None = None) -> str:
     """The key of a step: a hash of ``parts`` (JSON) and of the code that computes it."""
@@ -384,6 +462,16 @@ class StepCache:
         self.folder = None if folder is None else Path(folder)
         self.on_hit = on_hit
         self.on_miss = on_miss
+        if self.folder is not None and self.folder.is_symlink():
+            warnings.warn(
+                f"the cache folder {self.folder} is a symbolic link (to "
+                f"{os.readlink(self.folder)}); it is not used, so nothing is read or written "
+                "through it: the steps are computed and not kept (delete the link to cache "
+                "them in a folder of the run's own)",
+                CacheWarning,
+                stacklevel=2,
+            )
+            self.folder = None
 
     key = staticmethod(step_key)
 
@@ -397,7 +485,7 @@ class StepCache:
         features, columns, ...); such an entry is recomputed like a damaged one.
         """
         path = self.path(key)
-        if path is not None and path.exists():
+        if path is not None and os.path.lexists(path):
             try:
                 value = self.load(path, key)
                 if check is not None:
@@ -423,23 +511,30 @@ class StepCache:
 
     @staticmethod
     def load(path: Path, key: str) -> Any:
-        """Read and check one entry (never unpickles anything)."""
-        data = path.read_bytes()
+        """Read and check one entry (never unpickles anything; see the module's notes)."""
+        from moweights.output.files import read_bytes
+
+        try:
+            data = read_bytes(path, MAX_ENTRY_BYTES, what="cache entry")
+        except OSError as exc:  # a link, a FIFO, a device, too large
+            raise CacheFormatError(str(exc)) from None
         if not data.startswith(b"PK\x03\x04"):
             raise CacheFormatError("not an .npz archive")
         try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-                arrays = {name: npz[name] for name in npz.files}
-        except (zipfile.BadZipFile, EOFError, OSError) as exc:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                members = _checked_members(archive, len(data))
+                if _HEADER not in members:
+                    raise CacheFormatError("no header")
+                header = _read_header(archive, members.pop(_HEADER))
+                if not isinstance(header, dict) or header.get("format") != FORMAT:
+                    raise CacheFormatError("not a moweights cache entry")
+                if header.get("version") != VERSION or header.get("key") != key:
+                    raise CacheFormatError(
+                        "written for another step or another version of the code"
+                    )
+                arrays = {name: _read_member(archive, info) for name, info in members.items()}
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError) as exc:
             raise CacheFormatError(f"damaged archive ({exc})") from None
-        text = arrays.pop(_HEADER, None)
-        if text is None or text.dtype.kind != "U" or text.ndim != 0:
-            raise CacheFormatError("no header")
-        header = json.loads(str(text))
-        if not isinstance(header, dict) or header.get("format") != FORMAT:
-            raise CacheFormatError("not a moweights cache entry")
-        if header.get("version") != VERSION or header.get("key") != key:
-            raise CacheFormatError("written for another step or another version of the code")
         return decode(header.get("value"), arrays)
 
     @staticmethod
@@ -455,6 +550,13 @@ class StepCache:
         header = {"format": FORMAT, "version": VERSION, "key": key, "what": what, "value": node}
         buffer = io.BytesIO()
         np.savez(buffer, **{_HEADER: np.array(json.dumps(header))}, **arrays)
+        if buffer.tell() > MAX_ENTRY_BYTES:  # it could not be read back
+            warnings.warn(
+                f"{what} is not cached: {buffer.tell()} bytes, more than an entry may hold",
+                CacheWarning,
+                stacklevel=3,
+            )
+            return False
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(path, buffer.getvalue())

@@ -12,6 +12,13 @@ folder for ever, so a lock is *stale*, and is taken over with a warning, when it
 was on this host and its pid is no longer alive there (or is a zombie, or belongs to a
 process started after the lock was written: the pid was reused). A lock from another
 host cannot be checked and is respected; the error says which file to delete.
+
+The lock is read back from a folder that may come from anyone: it is opened without
+following a link and without waiting on a FIFO, must be a regular file, and is read up
+to :data:`LOCK_BYTES` only (:func:`moweights.output.files.read_bytes`). A lock that is
+none of these -- a link, a FIFO, a device, a huge file -- was not written by a run: the
+folder is refused (:class:`~rankers.exceptions.RunLockedError`, naming the file), never
+read without end.
 """
 
 from __future__ import annotations
@@ -27,10 +34,13 @@ from pathlib import Path
 from typing import Any
 
 from moweights.errors import OutputFolderError, RunLockedError, StaleLockWarning
+from moweights.output.files import read_bytes
 
-__all__ = ["LOCK_NAME", "RunLock", "StaleLockWarning"]
+__all__ = ["LOCK_BYTES", "LOCK_NAME", "RunLock", "StaleLockWarning"]
 
 LOCK_NAME = ".moweights.lock"
+#: a lock holds one short JSON object (pid, host, times, the command cut to 500 characters)
+LOCK_BYTES = 64 * 1024
 
 
 def _now() -> str:
@@ -38,9 +48,17 @@ def _now() -> str:
 
 
 def _read(path: Path) -> dict | None:
-    """The owner a lock file names, or None when it is unreadable (being written, foreign)."""
+    """The owner a lock file names, or None when it is unreadable (being written, foreign).
+
+    Raises
+    ------
+    OutputFolderError
+        The lock is a link, not a regular file, or larger than :data:`LOCK_BYTES`.
+    """
     try:
-        owner = json.loads(path.read_text(encoding="utf-8"))
+        owner = json.loads(read_bytes(path, LOCK_BYTES, what="lock").decode("utf-8"))
+    except OutputFolderError:
+        raise
     except (OSError, ValueError):
         return None
     ok = isinstance(owner, dict) and isinstance(owner.get("pid"), int)
@@ -109,7 +127,13 @@ class RunLock:
         for _ in range(3):
             if self._create():
                 return self
-            owner = _read(self.path)
+            try:
+                owner = _read(self.path)
+            except OutputFolderError as exc:  # not a lock any run writes: never waited on
+                raise RunLockedError(
+                    f"output folder {self.path.parent} has a lock file no run wrote: {exc}",
+                    path=self.path,
+                ) from None
             if owner is None and not self.path.exists():
                 continue  # released meanwhile
             if owner is None or _alive(owner):
@@ -148,8 +172,18 @@ class RunLock:
             raise OutputFolderError(
                 f"output folder {self.path.parent} is not writable: {exc.strerror}"
             ) from None
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(owner, f)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(owner, f)
+        except BaseException as exc:  # a full disk: no empty lock left behind to block
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+            if isinstance(exc, OSError):
+                raise OutputFolderError(
+                    f"output folder {self.path.parent} is not writable: "
+                    f"{exc.strerror or exc}"
+                ) from None
+            raise
         self.owner = owner
         return True
 
@@ -160,7 +194,11 @@ class RunLock:
             os.rename(self.path, aside)  # atomic: of two runs taking over, one gets it
         except FileNotFoundError:
             return False
-        if _read(aside) != owner:  # a live run's fresh lock: put it back
+        try:
+            fresh = _read(aside) != owner
+        except OutputFolderError:
+            fresh = True
+        if fresh:  # a live run's fresh lock: put it back
             with contextlib.suppress(OSError):
                 os.link(aside, self.path)
             aside.unlink(missing_ok=True)
@@ -170,8 +208,8 @@ class RunLock:
 
     def release(self) -> None:
         """Remove the lock if it is still ours."""
-        if self.owner is not None and _read(self.path) == self.owner:
-            with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # OutputFolderError: replaced by something else
+            if self.owner is not None and _read(self.path) == self.owner:
                 self.path.unlink()
         self.owner = None
 

@@ -21,14 +21,17 @@ from pathlib import Path
 from joblib import parallel_config
 
 from moweights.config import RunConfig
-from moweights.output.files import make_output_dir
+from moweights.errors import OutputFolderError
+from moweights.output.files import claim_output_dir, make_output_dir
 from moweights.output.folder import RunFolder
 from moweights.pipeline.cache import StepCache
-from moweights.pipeline.data import load_units, prepare_units
+from moweights.pipeline.data import prepare_units
 from moweights.pipeline.evaluate import evaluate
 from moweights.pipeline.lock import RunLock
+from moweights.pipeline.problems import load_checked
 from moweights.pipeline.progress import Progress
 from moweights.pipeline.result import RunResult
+from moweights.pipeline.stability import stability
 from moweights.pipeline.steps import aggregate, rank
 from rankers.validation import check_n_jobs
 
@@ -54,10 +57,9 @@ def _backend(config: RunConfig) -> Iterator[int]:
         with parallel_config(**forced), threadpool_limits(run_.threads):
             yield check_n_jobs(run_.n_jobs, what="[run].n_jobs")
         return
-    from dask.distributed import Client
+    from moweights.pipeline.cluster import connect
 
-    kwargs = {} if run_.scheduler else {"processes": False, "dashboard_address": None}
-    client = Client(run_.scheduler, **kwargs) if run_.scheduler else Client(**kwargs)
+    client = connect(run_.scheduler)  # checked first: silence or garbage is an error
     try:
         with parallel_config(backend="dask"):
             yield check_n_jobs(-1 if run_.n_jobs is None else run_.n_jobs, what="[run].n_jobs")
@@ -65,21 +67,28 @@ def _backend(config: RunConfig) -> Iterator[int]:
         client.close()
 
 
-def run(config: RunConfig, output_dir=None, *, cache: bool | None = None) -> RunResult:
+def run(
+    config: RunConfig, output_dir=None, *, cache: bool | None = None, force: bool = False
+) -> RunResult:
     """Execute one configured run and write its report folder.
 
     A study (several data sets, :attr:`RunConfig.is_study`) runs each data set into a
     sub-folder and compares the methods across them; it returns a
-    :class:`~moweights.pipeline.study.StudyResult` (see :mod:`moweights.pipeline.study`).
+    :class:`~moweights.pipeline.study.StudyResult` (see :mod:`moweights.pipeline.study`),
+    whose ``failed`` names the data sets that could not be ranked (the others ran).
 
     Parameters
     ----------
     config : RunConfig
         A validated configuration (see :func:`moweights.config.load_config`).
     output_dir : path, optional
-        Overrides ``[output].dir``.
+        Overrides ``[output].dir``. It must be new, empty, or a folder moweights made
+        (it holds our ``manifest.json``): a re-run replaces the earlier run's files.
     cache : bool, optional
         Overrides ``[output].cache``: reuse and keep finished steps' results.
+    force : bool, default=False
+        Write into a non-empty folder moweights did not make (files of the same names are
+        replaced, others kept).
 
     Returns
     -------
@@ -90,21 +99,70 @@ def run(config: RunConfig, output_dir=None, *, cache: bool | None = None) -> Run
     Raises
     ------
     OutputFolderError
-        The output folder is a file, lies under a file, or is not writable.
+        The output folder is a file, lies under a file, is not writable, or is not
+        empty and was not made by moweights (without ``force``).
     RunLockedError
         Another run is writing into the output folder; nothing was written.
+    SchedulerError
+        ``[run] scheduler`` does not answer as a Dask scheduler; nothing was written.
+    ConfigError
+        The data have problems the ``[data]`` options must handle (gaps, text or
+        identifier columns, ...: :mod:`moweights.pipeline.problems`), all listed; no
+        folder was made.
     """
     start = time.perf_counter()
+    # the data read and checked first: bad data stops the run before it makes a folder
+    # (a study's data sets are checked each in its own run, which fails alone)
+    loaded = None if config.is_study else load_checked(config)
     out = make_output_dir(output_dir if output_dir is not None else config.output_dir)
     with RunLock(out):  # released at the end, also on failure and Ctrl-C
-        if config.is_study:  # one run per data set into a sub-folder, then the comparison
+        claim_output_dir(out, force=force)  # under the lock: a live run is named as such
+        # one backend (one Dask client) for the run, or for every data set of a study
+        with _quiet(config), _backend(config) as n_jobs:
+            if not config.is_study:
+                return _run_locked(config, out, cache, start, n_jobs, loaded)
             from moweights.pipeline.study import run_study
 
-            return run_study(config, out, cache, start, run)
-        return _run_locked(config, out, cache, start)
+            def member(sub: RunConfig, folder: Path, cache: bool | None) -> RunResult:
+                return _run_member(sub, folder, cache, n_jobs=n_jobs, force=force)
+
+            return run_study(config, out, cache, start, member)
 
 
-def _run_locked(config: RunConfig, out: Path, cache: bool | None, start: float) -> RunResult:
+@contextlib.contextmanager
+def _quiet(config: RunConfig) -> Iterator[None]:
+    """No warnings at ``verbose = 0``."""
+    with warnings.catch_warnings():
+        if config.run.verbose == 0:
+            warnings.simplefilter("ignore")
+        yield
+
+
+def _run_member(
+    config: RunConfig, out: Path, cache: bool | None, *, n_jobs: int, force: bool
+) -> RunResult:
+    """One data set of a study: a run folder, lock and cache of its own, in the study's
+    backend (the Dask client is not made again for every data set)."""
+    start = time.perf_counter()
+    if out.is_symlink():
+        raise OutputFolderError(
+            f"the data set's folder {out} is a symbolic link; a study writes its data sets "
+            "into folders of its own: delete the link"
+        )
+    out = make_output_dir(out)
+    with RunLock(out):
+        claim_output_dir(out, force=force)
+        return _run_locked(config, out, cache, start, n_jobs)
+
+
+def _run_locked(
+    config: RunConfig,
+    out: Path,
+    cache: bool | None,
+    start: float,
+    n_jobs: int,
+    loaded: tuple[dict, list[str]] | None = None,
+) -> RunResult:
     result = RunResult(config=config, output_dir=out)
     folder = RunFolder(out, config)
     use_cache = config.output.cache if cache is None else cache
@@ -120,16 +178,15 @@ def _run_locked(config: RunConfig, out: Path, cache: bool | None, start: float) 
         folder.write(result)
 
     interrupted = "interrupted (Ctrl-C): the files listed are complete, the rest missing"
-    with folder.finishing(result, start, interrupted), warnings.catch_warnings():
-        if config.run.verbose == 0:
-            warnings.simplefilter("ignore")
-        with _backend(config) as n_jobs:
-            result.units, steps = prepare_units(config, load_units(config))
-            result.notes.extend(steps)
-            save()
-            rank(config, result, cacher, progress, save, n_jobs)
-            aggregate(config, result)
-            save()
-            if config.evaluation.enabled:
-                evaluate(config, result, cacher, progress, save, n_jobs)
+    with folder.finishing(result, start, interrupted):
+        units, checked = loaded if loaded is not None else load_checked(config)
+        result.units, steps = prepare_units(config, units)
+        result.notes.extend([*checked, *steps])
+        save()
+        rank(config, result, cacher, progress, save, n_jobs)
+        aggregate(config, result)
+        save()
+        stability(config, result, cacher, progress, save, n_jobs)
+        if config.evaluation.enabled:
+            evaluate(config, result, cacher, progress, save, n_jobs)
     return result

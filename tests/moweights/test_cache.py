@@ -321,15 +321,18 @@ def test_a_load_checks_the_header_and_every_array(tmp_path):
     rewrite(lambda a: a.update(a1=a["a1"].astype(np.int64)))  # scores as integers
     with pytest.raises(ValueError, match="dtype"):
         cache.load(cache.path(key), key)
-    rewrite(lambda a: a.update(extra=np.zeros(2)))
+    rewrite(lambda a: a.update(a9=np.zeros(2)))
     with pytest.raises(ValueError, match="does not use"):
+        cache.load(cache.path(key), key)
+    rewrite(lambda a: a.update(extra=np.zeros(2)))  # not a name the cache writes
+    with pytest.raises(ValueError, match=r"unexpected member 'extra\.npy'"):
         cache.load(cache.path(key), key)
     rewrite(lambda a: a.pop("a2"))
     with pytest.raises(ValueError, match="missing"):
         cache.load(cache.path(key), key)
     with zipfile.ZipFile(cache.path(key), "w") as z:  # a zip, but no npz
         z.writestr("x.txt", "hello")
-    with pytest.raises(ValueError, match="header"):
+    with pytest.raises(ValueError, match=r"unexpected member 'x\.txt'"):
         cache.load(cache.path(key), key)
 
 
@@ -340,3 +343,160 @@ def test_a_cache_folder_that_cannot_be_written_costs_only_the_resume(tmp_path):
     result, messages = _run(raw, tmp_path / "out")
     assert result.status == "complete"
     assert any("is not cached" in m for m in messages)
+
+
+# ------------------------------------------------- a hostile cache folder (issue 37 item 4)
+# Entries are checked from the zip directory and the .npy headers before an array is
+# read; the folder and its entries are never followed through links or read from FIFOs.
+def _header(key: str, value) -> bytes:
+    import json
+
+    from moweights.pipeline.cache import FORMAT, VERSION
+
+    text = json.dumps({"format": FORMAT, "version": VERSION, "key": key, "value": value})
+    buffer = io.BytesIO()
+    np.save(buffer, np.array(text))
+    return buffer.getvalue()
+
+
+def _npy_header(shape, dtype="<f8") -> bytes:
+    buffer = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        buffer, {"descr": dtype, "fortran_order": False, "shape": shape}
+    )
+    return buffer.getvalue()  # the magic string and the header
+
+
+def _fetch_traced(cache, key):
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = cache.fetch("a step", key, lambda: np.arange(3.0))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return value, peak, [str(w.message) for w in caught]
+
+
+def test_a_deflated_bomb_is_refused_before_any_array_is_read(tmp_path):
+    from moweights.cache import StepCache
+
+    cache = StepCache(tmp_path)
+    key = "c" * 32
+    n = 2**25  # 256 MiB of zeros, deflated to a few hundred kB
+    with zipfile.ZipFile(cache.path(key), "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("__header__.npy", _header(key, {"$array": "a0"}))
+        with z.open("a0.npy", "w", force_zip64=True) as member:
+            member.write(_npy_header((n,)))
+            chunk = bytes(2**20)
+            for _ in range(n * 8 // len(chunk)):
+                member.write(chunk)
+    assert cache.path(key).stat().st_size < 2 * 2**20
+    value, peak, messages = _fetch_traced(cache, key)
+    assert value.tolist() == [0.0, 1.0, 2.0]  # recomputed, not 256 MiB from the file
+    assert any("unusable" in m and "compressed" in m for m in messages), messages
+    assert peak < 32 * 2**20, peak
+
+
+def test_an_array_declaring_more_than_its_entry_holds_is_refused(tmp_path):
+    from moweights.cache import StepCache
+
+    cache = StepCache(tmp_path)
+    key = "d" * 32
+    with zipfile.ZipFile(cache.path(key), "w") as z:
+        z.writestr("__header__.npy", _header(key, {"$array": "a0"}))
+        z.writestr("a0.npy", _npy_header((2**40,)) + bytes(64))  # 8 TiB declared
+    value, peak, messages = _fetch_traced(cache, key)
+    assert value.tolist() == [0.0, 1.0, 2.0]
+    assert any("declares" in m and "(1099511627776,)" in m for m in messages), messages
+    assert peak < 32 * 2**20
+
+
+@pytest.mark.parametrize(
+    ("members", "needle"),
+    [
+        ({"a0.npy": "x", "a0.npy ": "x"}, "unexpected member"),
+        ({"../evil.npy": "x"}, "unexpected member"),
+        ({"a0.npy": "x"}, "no header"),
+    ],
+)
+def test_entries_with_foreign_member_names_are_refused(tmp_path, members, needle):
+    from moweights.cache import StepCache
+
+    cache = StepCache(tmp_path)
+    key = "e" * 32
+    with zipfile.ZipFile(cache.path(key), "w") as z:
+        if needle != "no header":
+            z.writestr("__header__.npy", _header(key, {"$array": "a0"}))
+        for name in members:
+            z.writestr(name, _npy_header((2,)) + bytes(16))
+    value, _, messages = _fetch_traced(cache, key)
+    assert value.tolist() == [0.0, 1.0, 2.0]
+    assert any("unusable" in m and needle in m for m in messages), messages
+
+
+def test_an_oversized_entry_is_not_read(tmp_path):
+    from moweights.cache import StepCache
+
+    cache = StepCache(tmp_path)
+    key = "f" * 32
+    with open(cache.path(key), "wb") as f:  # 3 GB, sparse: nothing on disk
+        f.truncate(3 * 10**9)
+    value, peak, messages = _fetch_traced(cache, key)
+    assert value.tolist() == [0.0, 1.0, 2.0]
+    assert any("unusable" in m and "larger than" in m for m in messages), messages
+    assert peak < 32 * 2**20
+
+
+_SPECIAL_ENTRY = """
+import os, resource, sys, warnings
+import numpy as np
+from moweights.cache import StepCache
+size = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status")
+            if line.startswith("VmSize:"))  # a bound: reading /dev/zero must not eat the machine
+resource.setrlimit(resource.RLIMIT_AS, (size + 2**30, resource.RLIM_INFINITY))
+cache = StepCache(sys.argv[1])
+key = "0" * 32
+if sys.argv[2] == "fifo":
+    os.mkfifo(cache.path(key))
+else:
+    os.symlink("/dev/zero", cache.path(key))
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    value = cache.fetch("a step", key, lambda: np.arange(3.0))
+print(value.tolist(), *[str(w.message) for w in caught], sep="\\n")
+"""
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero"])
+def test_an_entry_that_is_a_fifo_or_a_device_never_hangs(tmp_path, kind):
+    import subprocess
+    import sys
+
+    if not Path("/proc/self/status").exists():
+        pytest.skip("needs Linux's /proc (and FIFOs)")
+    proc = subprocess.run(  # a process of its own: a hang must not hang the suite
+        [sys.executable, "-c", _SPECIAL_ENTRY, str(tmp_path), kind.split()[0]],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "[0.0, 1.0, 2.0]"
+    why = "not a regular file (a FIFO)" if kind == "fifo" else "symbolic link"
+    assert any("unusable" in m and why in m for m in lines[1:]), proc.stdout
+
+
+def test_a_cache_folder_that_is_a_link_is_neither_written_nor_read_through(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / ".cache").symlink_to(elsewhere, target_is_directory=True)
+    raw = {**RAW, "evaluation": {"enabled": False}}
+    result, messages = _run(raw, tmp_path / "out")
+    assert result.status == "complete"
+    assert list(elsewhere.iterdir()) == []  # nothing written through the link
+    assert any(".cache is a symbolic link" in m for m in messages), messages
+    assert (tmp_path / "out" / ".cache").is_symlink()  # the user's link is left alone

@@ -236,3 +236,67 @@ def test_the_lock_is_released_on_failure_and_ctrl_c(tmp_path, error, monkeypatch
     assert not (tmp_path / "out" / LOCK).exists()  # and released when it stopped
     status = json.loads((tmp_path / "out" / "manifest.json").read_text())["status"]
     assert status == ("partial" if error is KeyboardInterrupt else "failed")
+
+
+# ------------------------------------------------- a hostile lock (issue 37 item 4)
+# The lock is read back from a folder anyone may have made: a FIFO must not block a run
+# or a report for ever, a link to /dev/zero must not be read without end.
+_QUICK_TOML = (
+    '[data]\nbuiltin = "iris"\n[[rankers]]\nname = "variance"\n[evaluation]\nenabled = false\n'
+    "[output]\nplots = false\nhtml = false\n"
+)
+
+
+def _bounded() -> None:
+    """A safety bound for a child reading a hostile file: 4 GiB of address space."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (4 * 2**30, resource.RLIM_INFINITY))
+
+
+def _plant(out: Path, kind: str) -> str:
+    lock = out / LOCK
+    if kind == "fifo":
+        os.mkfifo(lock)
+        return "not a regular file (a FIFO)"
+    if kind == "link to /dev/zero":
+        lock.symlink_to("/dev/zero")
+        return "is a symbolic link"
+    with open(lock, "wb") as f:  # 5 GB, sparse: nothing on disk, nothing to read
+        f.truncate(5 * 10**9)
+    return "larger than a lock moweights writes"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero", "huge file"])
+def test_a_lock_that_no_run_wrote_stops_run_and_report_at_once(tmp_path, kind):
+    config = tmp_path / "quick.toml"
+    config.write_text(_QUICK_TOML)
+    out = tmp_path / "out"
+    subprocess.run([*_command(), "run", str(config), "-o", str(out), "-q"], check=True,
+                   timeout=300)  # fmt: skip
+    needle = _plant(out, kind)
+    for args in (["run", str(config), "-o", str(out)], ["report", str(out)]):
+        proc = subprocess.run(  # a process of its own: a hang must not hang the suite
+            [*_command(), *args], capture_output=True, text=True, timeout=120,
+            preexec_fn=_bounded,
+        )  # fmt: skip
+        assert proc.returncode == 2, (args, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert f"has a lock file no run wrote: {out / LOCK}" in lines[0], lines[0]
+        assert needle in lines[0], lines[0]
+    assert os.path.lexists(out / LOCK)  # the user's file is left for the user to judge
+
+
+def test_a_lock_that_cannot_be_written_whole_is_not_left_behind(tmp_path, monkeypatch):
+    from moweights.lock import RunLock
+    from rankers.exceptions import OutputFolderError
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(json, "dump", full)
+    with pytest.raises(OutputFolderError, match="No space left on device"):
+        RunLock(tmp_path).acquire()
+    assert not (tmp_path / LOCK).exists()  # an empty lock would block every later run
