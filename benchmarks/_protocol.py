@@ -665,7 +665,7 @@ def compare_methods(
     is dropped instead. What was left out is returned under ``excluded_rankers`` /
     ``excluded_datasets``.
     """
-    from aggregation import stats
+    from aggregation.evaluation import stats
     from aggregation.plots import plot_cd_diagram
 
     for stale in ("average_ranks.csv", "average_ranks.md", "cd_diagram.png", "friedman.json"):

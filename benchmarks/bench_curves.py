@@ -27,7 +27,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import measure, print_table
 
-from aggregation.error_curves import curve_grid, ffa_rfa
+from aggregation.evaluation import curve_grid, ffa_rfa
 from moweights.datasets import make_error_curve_data
 
 

@@ -39,7 +39,7 @@ from _protocol import to_markdown, versions  # noqa: E402
 
 import rankers  # noqa: E402
 from aggregation import Ranking  # noqa: E402
-from aggregation.error_curves import expected_curve, ffa_rfa  # noqa: E402
+from aggregation.evaluation import expected_curve, ffa_rfa  # noqa: E402
 from aggregation.uncertainty import shared_top, stability_partition, tolerant_generic  # noqa: E402
 
 TOLERANCES = (0.0, 0.1, 0.2, 0.3, 0.4)

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from aggregation import stats
+from aggregation.evaluation import stats
 
 RESULTS = Path(__file__).resolve().parent / "results"
 WIN_RTOL = 1e-9  # values this close (relative) to the best share the win

@@ -4,7 +4,7 @@ For every data set, each ranker (information gain, ReliefF, SVM-RFE, random fore
 the settings of docs/design.md, "Method decisions") ranks the features from the whole
 labelled data set, as in the paper; the FFA and RFA curves of that ranking are the
 10-fold cross-validated accuracies of the paper's classifier (a quadratic-kernel SVM,
-C = 0.1, on [0, 1]-scaled data: ``aggregation.error_curves.default_estimator``) on the
+C = 0.1, on [0, 1]-scaled data: ``aggregation.evaluation.default_estimator``) on the
 top-i and the bottom-i features.
 The score is the ECA of the ranking against a uniformly random one (Eq. 4; > 0 = better
 than random). With the position-only weightings (``uniform``, the paper's Table 5, and
@@ -98,8 +98,7 @@ def random_cell_name(start: int, stop: int) -> str:
 def compute_cell(payload: dict) -> dict:
     """One ranker's FFA/RFA curves, or (a ``random[a:b]`` cell) random rankings' curves."""
     import rankers
-    from aggregation.error_curves import ffa_rfa
-    from aggregation.evaluation import random_curves
+    from aggregation.evaluation import ffa_rfa, random_curves
 
     s = payload["settings"]
     X, y = load_dataset(payload["path"])
@@ -242,7 +241,7 @@ def summarise(records: list[dict], n_random: int) -> tuple[pd.DataFrame, pd.Data
     The curve table has each ranker's curves and, as ranker ``random``, the expected
     curve of every data set whose ``n_random`` random rankings are all computed.
     """
-    from aggregation.error_curves import eca
+    from aggregation.evaluation import eca
 
     expected = expected_curves(records, n_random)
     rows, curves = [], []
@@ -280,7 +279,7 @@ def weighting_table(long: pd.DataFrame, weighting: str, order: list[str]) -> pd.
 
 def other_weightings(long: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     """Average rank per ranker and Friedman's p for every weighting (complete rows only)."""
-    from aggregation import stats
+    from aggregation.evaluation import stats
 
     rows = []
     for w in WEIGHTINGS:

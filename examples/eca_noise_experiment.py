@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from aggregation.compare import spearman
-from aggregation.error_curves import WEIGHTINGS, eca, ffa_rfa, ffa_rfa_many
+from aggregation.evaluation import WEIGHTINGS, eca, ffa_rfa, ffa_rfa_many
 from moweights.datasets import make_error_curve_data, noisy_rankings
 
 THETAS = (0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0)

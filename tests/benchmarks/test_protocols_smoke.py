@@ -19,8 +19,7 @@ import pandas as pd
 import pytest
 from scipy.io import savemat
 
-from aggregation.curves import geometric_grid, topk_curve
-from aggregation.error_curves import expected_curve, ffa_rfa
+from aggregation.evaluation import expected_curve, ffa_rfa, geometric_grid, topk_curve
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 REAL_DATA = BENCH.parent.parent / "shared" / "data" / "skfeature"

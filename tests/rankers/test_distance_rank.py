@@ -12,7 +12,7 @@ from scipy.spatial.distance import pdist
 from scipy.stats import rankdata, spearmanr
 from sklearn.datasets import load_digits
 
-from aggregation.clustering import cluster_scores
+from aggregation.evaluation import cluster_scores
 from rankers.exceptions import ConstantFeatureWarning, InvalidParameterError
 from rankers.ties import TIE_RTOL
 from rankers.unsupervised import distance_rank as dr_module

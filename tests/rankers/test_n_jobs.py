@@ -17,9 +17,7 @@ from joblib._parallel_backends import ThreadingBackend
 
 import rankers
 from aggregation import Ranking
-from aggregation.clustering import cluster_scores
-from aggregation.curves import topk_curve
-from aggregation.error_curves import expected_curve, ffa_rfa
+from aggregation.evaluation import cluster_scores, expected_curve, ffa_rfa, topk_curve
 from aggregation.federated import rank_sites
 from rankers.exceptions import InvalidParameterError
 from rankers.validation import check_n_jobs
