@@ -315,6 +315,12 @@ def _load(args, extra: Sequence[str] = ()):
 
 def _validate(args, verbosity: int) -> int:
     config = _load(args)
+    if config.is_study:  # every data set's data, so that a run does not find them one by one
+        from moweights.pipeline.data import data_problems
+
+        problems = data_problems(config)
+        if problems:
+            raise ConfigError(problems, path=args.config)
     if verbosity:
         kind = "site run" if config.is_site_run else "study" if config.is_study else "run"
         print(
