@@ -3,10 +3,21 @@
 Shared by the long-running functions of the aggregation package (folds, grid points,
 random rankings, sites). Progress is an explicit callback the caller passes in, e.g. a tqdm
 bar's ``update``; nothing is patched.
+
+Worker processes die with the process that sent them work. A loky worker busy with a
+task outlives its parent killed with ``kill -9`` (or SIGTERM) until the task ends: it only
+notices the closed queue when it asks for the next one. So every task runs through
+:func:`_in_worker`, which, in a process whose parent is the one that dispatched the task,
+starts (once) a daemon thread that checks every second that this parent is still the
+parent, and ends the worker at once when it is not (it was re-parented: its parent died).
+Threads and Dask workers (whose parent is their nanny, not the client) are not watched.
 """
 
 from __future__ import annotations
 
+import os
+import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -15,7 +26,7 @@ from joblib import Parallel
 from rankers.exceptions import InvalidParameterError
 from rankers.validation import check_n_jobs
 
-__all__ = ["Progress", "check_progress", "run_in_order"]
+__all__ = ["Progress", "check_progress", "run_in_order", "watched"]
 
 #: a progress callback: called with the number of units of work just finished
 Progress = Callable[[int], Any]
@@ -29,6 +40,39 @@ def check_progress(progress: Any) -> Progress | None:
         "progress must be None or a callable taking the number of units just finished "
         f"(e.g. a tqdm bar's update); got {type(progress).__name__}"
     )
+
+
+#: seconds between two checks of a worker's parent
+_POLL = 1.0
+_watching: set[int] = set()  # the pids of this process that run a watch (a fork copies it)
+
+
+def _watch_parent(parent: int) -> None:
+    """End this worker process as soon as ``parent`` is no longer its parent."""
+    if os.getpid() in _watching:
+        return
+    _watching.add(os.getpid())
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_POLL)
+        os._exit(1)  # the run is gone: nobody waits for this result
+
+    threading.Thread(target=watch, name="moweights-parent-watch", daemon=True).start()
+
+
+def _in_worker(owner: int, func: Callable, args: tuple, kwargs: dict) -> Any:
+    """``func(*args, **kwargs)``; in a worker process of ``owner``, watching it first."""
+    if os.getpid() != owner and os.getppid() == owner:
+        _watch_parent(owner)
+    return func(*args, **kwargs)
+
+
+def watched(jobs: Iterable[Any]) -> Iterable[Any]:
+    """joblib ``delayed`` calls that, run in a worker process, end it with its parent."""
+    owner = os.getpid()
+    for func, args, kwargs in jobs:
+        yield _in_worker, (owner, func, args, kwargs), {}
 
 
 def run_in_order(
@@ -60,7 +104,9 @@ def run_in_order(
     progress = check_progress(progress)
     results = []
     reported = 0
-    outputs = Parallel(n_jobs=check_n_jobs(n_jobs), prefer=prefer, return_as="generator")(jobs)
+    outputs = Parallel(n_jobs=check_n_jobs(n_jobs), prefer=prefer, return_as="generator")(
+        watched(jobs)
+    )
     for j, out in enumerate(outputs):
         results.append(out)
         if progress is not None:

@@ -34,6 +34,7 @@ from joblib import Parallel, delayed
 from sklearn.base import clone
 
 from aggregation._align import aligned, block_ends
+from aggregation._tasks import watched
 from aggregation.ranking import AnyRanking, GenericRanking, Ranking, rank_vector
 from rankers.exceptions import InvalidParameterError
 from rankers.validation import check_n_jobs, check_seed
@@ -269,8 +270,8 @@ def stability_partition(
     ]
     method = getattr(ranker, "name", None) or type(ranker).__name__
     runs = Parallel(n_jobs=check_n_jobs(n_jobs), return_as="generator")(
-        delayed(_fit_one)(ranker, X, y, rows, seed, method) for rows, seed in jobs
-    )
+        watched(delayed(_fit_one)(ranker, X, y, rows, seed, method) for rows, seed in jobs)
+    )  # in worker processes that die with this one
     rankings = []
     for r in runs:
         rankings.append(r)

@@ -101,3 +101,87 @@ def test_one_parallel_layer_at_a_time(tmp_path, probe):
     run(parse_config(raw), tmp_path / "again")
     assert probe.seen == [2, 2, 2, 2]
     assert np.isfinite(result.curves["mean"]).all()
+
+
+# ------------------------------------------------- workers die with the run (issue 37 item 8)
+_SLEEPY = '''
+"""A ranker whose fits on the evaluation's training folds never end (the whole data: fast)."""
+import os
+import time
+
+import numpy as np
+
+import rankers
+
+
+@rankers.register("sleepy_test")
+class Sleepy(rankers.BaseRanker):
+    requires_y = False
+    target_kind = "unsupervised"
+
+    def _score(self, X, y):
+        if X.shape[0] < 150:  # a training fold of iris, in a worker process
+            open(os.path.join(os.environ["SLEEPY_PIDS"], str(os.getpid())), "w").close()
+            while True:
+                time.sleep(1)
+        return np.var(X, axis=0)
+'''
+_MAIN = "import sys, sleepy_test\nfrom moweights.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:
+        state = f.read().rpartition(")")[2].split()[0]
+    return state not in ("Z", "X")
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_workers_of_a_run_killed_with_sigkill_die_with_it(tmp_path):
+    import contextlib
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "sleepy_test.py").write_text(_SLEEPY)
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    config = tmp_path / "run.toml"
+    config.write_text(
+        '[data]\nbuiltin = "iris"\n[[rankers]]\nname = "sleepy_test"\n[evaluation]\ncv = 3\n'
+        "[evaluation.error_curves]\nenabled = false\n[evaluation.clustering]\nenabled = false\n"
+        "[output]\nplots = false\nhtml = false\n"
+    )
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+           "SLEEPY_PIDS": str(pids)}  # fmt: skip
+    run = subprocess.Popen(
+        [sys.executable, "-c", _MAIN, "run", str(config), "-o", str(tmp_path / "out"), "-j", "2",
+         "-q"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 240  # a safety bound for a run that never gets there
+        while len(workers) < 2:
+            assert run.poll() is None, run.stderr.read().decode()
+            assert time.monotonic() < deadline, "the folds never reached the workers"
+            time.sleep(0.2)
+            workers = [int(p.name) for p in pids.iterdir()]
+        assert run.pid not in workers  # the folds run in worker processes
+        run.send_signal(signal.SIGKILL)  # as `kill -9`: nothing of the run's code runs
+        run.wait(timeout=60)
+        deadline = time.monotonic() + 60  # the behaviour: they go; the bound: for a hang
+        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not [pid for pid in workers if _alive(pid)], "workers outlived their run"
+    finally:
+        run.kill()
+        for pid in workers:  # whatever happened, leave no sleeper behind
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
