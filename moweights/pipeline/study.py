@@ -21,7 +21,6 @@ fewer than five data sets get Demšar's caution beside them.
 
 from __future__ import annotations
 
-import logging
 import time
 import warnings
 from collections.abc import Callable
@@ -40,8 +39,6 @@ from moweights.pipeline.result import RunResult
 from rankers.ties import average_ranks, order_desc
 
 __all__ = ["StudyResult", "compare_datasets", "dataset_folder", "outcome_text", "run_study"]
-
-log = logging.getLogger("moweights")
 
 
 @dataclass
@@ -120,14 +117,15 @@ def run_study(
             except RunLockedError as exc:  # another run writes its folder: not a failure
                 result.skipped[data.name] = str(exc)
                 result.notes.append(f"{data.name}: skipped: {exc}")
-                log.warning("data set %s skipped: %s", data.name, exc)
+                warnings.warn(f"data set {data.name} skipped: {exc}", UserWarning, stacklevel=2)
             except Exception as exc:  # Ctrl-C and SystemExit stop the study; nothing else
                 result.failed[data.name] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
                 result.notes.append(f"{data.name}: failed: {result.failed[data.name]}")
-                log.warning(
-                    "data set %s failed (%s); the study goes on with the others",
-                    data.name,
-                    result.failed[data.name],
+                warnings.warn(  # at once: the summary comes at the end (-q: silent)
+                    f"data set {data.name} failed ({result.failed[data.name]}); the study "
+                    "goes on with the others",
+                    UserWarning,
+                    stacklevel=2,
                 )
             else:
                 result.runs[data.name] = member
