@@ -5,7 +5,10 @@ dissimilarities of all pairs are computed tile by tile (one matrix product per b
 features, never the dense ``n x n`` matrix), every pair is filed once under the first
 threshold whose graph holds it (one byte or two a pair), and per threshold only counts and
 the nodes' weighted degrees are kept. The edges themselves are gathered only for the
-graphs whose PageRank is computed; :func:`rqh_upper_bound` rules the others out.
+graphs whose PageRank is computed; :func:`rqh_upper_bound` rules the others out, and
+the pairs that no graph still to be scored holds are dropped (:meth:`FiledPairs.shrink`),
+so that on correlated data, whose dense graphs must be scored, the condensed pairs do not
+stay in memory beside those graphs' edges.
 """
 
 from __future__ import annotations
@@ -16,12 +19,12 @@ from scipy.spatial.distance import pdist
 
 from rankers.preprocessing import column_norms, minmax_scale
 
-__all__ = ["EdgeList", "FiledPairs", "dissimilarities", "rqh_upper_bound"]
+__all__ = ["EdgeSet", "FiledPairs", "dissimilarities", "rqh_upper_bound"]
 
 # entries of the Gram tile (block of rows x all later columns) computed at once: 64 MB
 TILE = 2**23
-# pairs handled at once when filing or gathering: ~4M (a few tens of MB of temporaries)
-CHUNK = 2**22
+# pairs handled at once when filing or gathering: ~2M (a few tens of MB of temporaries)
+CHUNK = 2**21
 
 
 def dissimilarities(X: np.ndarray, similarity: str, scaling: str) -> np.ndarray:
@@ -68,9 +71,13 @@ def pair_starts(n: int) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(counts)])
 
 
-def chunks(n: int):
-    """Row ranges ``(a, b)`` of the condensed vector, ~``CHUNK`` pairs each, with bounds."""
-    starts = pair_starts(n)
+def chunks(n: int, starts: np.ndarray | None = None):
+    """Row ranges ``(a, b)`` of the pairs, ~``CHUNK`` pairs each, with their bounds.
+
+    ``starts[j]`` is the position of row ``j``'s first pair (``starts[n]`` the total):
+    :func:`pair_starts` for the condensed vector, the default.
+    """
+    starts = pair_starts(n) if starts is None else starts
     a = 0
     while a < n - 1:
         b = int(np.searchsorted(starts, starts[a] + CHUNK, side="right")) - 1
@@ -88,27 +95,27 @@ def chunk_pairs(n: int, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
     return rows, cols
 
 
-def condensed_pairs(n: int, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Row and column (j < k) of condensed (``pdist``-order) pair indices."""
-    starts = pair_starts(n)
-    rows = np.searchsorted(starts, index, side="right") - 1
-    cols = index - starts[rows] + rows + 1
-    return rows.astype(np.int32), cols.astype(np.int32)
-
-
 class FiledPairs:
     """Every pair filed under the first threshold whose graph holds it.
 
     Graph ``t`` holds the pairs ``j < k`` with ``d_jk <= thresholds[t]`` (within the tie
     tolerance ``tol``) and a positive weight ``d_max - d_jk``. ``first`` is that index per
     pair (``T``, the number of thresholds, for a pair no graph holds), in the smallest
-    unsigned type; ``counts[t]`` is the number of edges of graph ``t`` and
-    ``degrees[:, t]`` the weighted degrees of its nodes.
+    unsigned type; ``counts[t]`` is the number of edges of graphs ``0..t`` (graph ``t``'s
+    edges) and ``degrees[:, t]`` the weighted degrees of graph ``t``'s nodes.
+
+    The pairs are held row by row (row ``j``: the pairs ``(j, k)``, ``k > j``, in
+    ascending ``k``; ``starts[j]`` is the position of its first pair): at first all of
+    them in the condensed (``pdist``) order, ``d`` the array the caller passed, filed in
+    place; after :meth:`shrink`, only those some graph still to be scored holds, with
+    their columns in ``cols``.
     """
 
     def __init__(self, d: np.ndarray, d_max: float, thresholds: np.ndarray, n: int, tol: float):
         T = thresholds.size
         self.n, self.T, self.d, self.d_max = n, T, d, d_max
+        self.starts = pair_starts(n)
+        self.cols: np.ndarray | None = None  # condensed: a pair's column follows from its place
         self.first = np.empty(d.size, dtype=np.min_scalar_type(T))
         counts = np.zeros(T, dtype=np.int64)
         degrees = np.zeros(n * T)
@@ -134,16 +141,80 @@ class FiledPairs:
         self.counts = np.cumsum(counts)
         self.degrees = np.cumsum(degrees.reshape(n, T), axis=1)
 
-    def edges(self, last: int) -> EdgeList:
-        """The edges of graphs ``0..last``, ordered so that every graph is a prefix."""
-        found = []
-        for _, _, lo, hi in chunks(self.n):
-            found.append(np.flatnonzero(self.first[lo:hi] <= last) + lo)
-        pair = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
-        first = self.first[pair]
-        pair = pair[np.argsort(first, kind="stable")]
-        rows, cols = condensed_pairs(self.n, pair)
-        return EdgeList(rows, cols, self.d_max - self.d[pair], self.n)
+    @property
+    def size(self) -> int:
+        """The number of pairs held."""
+        return int(self.first.size)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the pairs held."""
+        cols = 0 if self.cols is None else self.cols.nbytes
+        return int(self.d.nbytes + self.first.nbytes + cols + self.starts.nbytes)
+
+    def _rows_cols(self, a: int, b: int, lo: int, keep: np.ndarray):
+        """Rows and columns of the held pairs at positions ``lo + keep`` (rows ``a..b-1``)."""
+        at = keep + lo
+        rows = np.searchsorted(self.starts[a : b + 1], at, side="right") - 1 + a
+        if self.cols is not None:
+            return rows, self.cols[at]
+        return rows, (at - self.starts[rows] + rows + 1).astype(np.int32)
+
+    def shrink(self, last: int) -> None:
+        """Keep only the pairs of graphs ``0..last``, compacted in place.
+
+        The arrays are cut to the pairs kept (``ndarray.resize``), so that the memory of
+        the others returns to the system; what is kept keeps its order.
+        """
+        kept = int(self.counts[last])
+        if kept == self.size:
+            return
+        cols = np.empty(kept, dtype=np.int32) if self.cols is None else self.cols
+        per_row = np.zeros(self.n, dtype=np.int64)
+        write = 0
+        for a, b, lo, hi in chunks(self.n, self.starts):
+            keep = np.flatnonzero(self.first[lo:hi] <= last)
+            k = keep.size
+            if k == 0:
+                continue
+            rows, c = self._rows_cols(a, b, lo, keep)
+            # write <= lo: the kept values are read (copied by the fancy index) before
+            # anything at or after them is overwritten
+            cols[write : write + k] = c
+            self.d[write : write + k] = self.d[lo + keep]
+            self.first[write : write + k] = self.first[lo + keep]
+            per_row[a:b] += np.bincount(rows - a, minlength=b - a)
+            write += k
+        self.d, self.first, self.cols = _cut(self.d, kept), _cut(self.first, kept), _cut(cols, kept)
+        self.starts = np.concatenate([[0], np.cumsum(per_row)])
+
+    def edges(self, last: int) -> EdgeSet:
+        """The edges of graphs ``0..last``, each with the first graph holding it."""
+        size = int(self.counts[last])
+        indices = np.empty(size, dtype=np.int32)
+        weights = np.empty(size)
+        first = np.empty(size, dtype=self.first.dtype)
+        per_row = np.zeros(self.n, dtype=np.int64)
+        write = 0
+        for a, b, lo, hi in chunks(self.n, self.starts):
+            keep = np.flatnonzero(self.first[lo:hi] <= last)
+            k = keep.size
+            if k == 0:
+                continue
+            rows, indices[write : write + k] = self._rows_cols(a, b, lo, keep)
+            np.subtract(self.d_max, self.d[lo + keep], out=weights[write : write + k])
+            first[write : write + k] = self.first[lo + keep]
+            per_row[a:b] += np.bincount(rows - a, minlength=b - a)
+            write += k
+        return EdgeSet(np.concatenate([[0], np.cumsum(per_row)]), indices, weights, first, last)
+
+
+def _cut(a: np.ndarray, size: int) -> np.ndarray:
+    """The first ``size`` values of ``a``, its memory beyond them released."""
+    if a.flags.owndata and a.flags.c_contiguous and a.base is None:
+        a.resize(size, refcheck=False)
+        return a
+    return a[:size].copy()
 
 
 class _ThresholdIndex:
@@ -178,46 +249,56 @@ class _ThresholdIndex:
         return f
 
 
-class EdgeList:
-    """The edges of the thresholded graphs, ordered so that every graph is a prefix.
+class EdgeSet:
+    """The edges of graphs ``0..last``, as the upper triangle of their adjacency (CSR).
 
-    The largest graph is also kept as a symmetric CSR matrix whose rows list their
-    entries in edge order: every smaller graph's rows are prefixes of its rows, and its
-    CSR matrix is cut out with one gather, without sorting anything per graph.
+    Row ``j`` lists the edges ``(j, k)``, ``k > j``, in ascending ``k``, each with its
+    weight and the first graph holding it. A graph ``t <= last`` is this matrix with the
+    weights of the edges it does not hold set to zero (an explicit zero adds nothing to
+    a product), and its symmetric adjacency acts as ``U v + U^T v``: 21 bytes an edge
+    while a graph is scored (index, weight, first graph, and the weights of the graph).
     """
 
-    def __init__(self, rows: np.ndarray, cols: np.ndarray, weights: np.ndarray, n: int):
-        self.rows, self.cols, self.weights, self.n = rows, cols, weights, n
-        # entry 2e is edge e seen from its row, entry 2e + 1 from its column; a stable
-        # sort by row keeps each row's entries in edge order
-        seen_from = np.column_stack([rows, cols]).ravel()
-        key = seen_from.astype(np.uint16) if n <= 2**16 else seen_from
-        by_row = np.argsort(key, kind="stable")
-        self._indices = np.column_stack([cols, rows]).ravel()[by_row]
-        del seen_from, key
-        self._data = np.repeat(weights, 2)[by_row]
-        del by_row
-        per_row = np.bincount(rows, minlength=n) + np.bincount(cols, minlength=n)
-        self._starts = np.concatenate([[0], np.cumsum(per_row)])
+    def __init__(
+        self,
+        indptr: np.ndarray,
+        indices: np.ndarray,
+        weights: np.ndarray,
+        first: np.ndarray,
+        last: int,
+    ):
+        n = indptr.size - 1
+        small = indices.size < np.iinfo(np.int32).max
+        self.indptr = indptr.astype(np.int32 if small else np.int64)
+        self.indices, self.weights, self.first, self.last, self.n = indices, weights, first, last, n
+        self._data: np.ndarray | None = None
 
     @property
     def size(self) -> int:
-        return self.rows.size
+        return int(self.indices.size)
 
-    def matrix(self, size: int) -> tuple[sp.csr_matrix, np.ndarray]:
-        """CSR adjacency and weighted degrees of the graph of the first ``size`` edges."""
-        rows, cols, w = self.rows[:size], self.cols[:size], self.weights[:size]
-        per_row = np.bincount(rows, minlength=self.n) + np.bincount(cols, minlength=self.n)
-        indptr = np.concatenate([[0], np.cumsum(per_row)])
-        take = np.arange(indptr[-1]) + np.repeat(self._starts[:-1] - indptr[:-1], per_row)
-        A = sp.csr_matrix((self._data[take], self._indices[take], indptr), shape=(self.n, self.n))
-        deg = np.bincount(rows, w, self.n) + np.bincount(cols, w, self.n)
-        return A, deg
+    def matrix(self, t: int):
+        """The product ``v -> A v`` with graph ``t``'s adjacency, and its weighted degrees.
 
-    def adjacency(self, size: int, labels: np.ndarray, n_all: int) -> sp.csr_matrix:
-        """Symmetric adjacency matrix of a graph, its nodes renamed by ``labels``."""
-        rows, cols = labels[self.rows[:size]], labels[self.cols[:size]]
-        w = self.weights[:size]
+        The weights of the graph are written into one buffer shared by every graph of the
+        set: the product of an earlier graph is no longer valid after this call.
+        """
+        if self._data is None:
+            self._data = np.empty_like(self.weights)
+        np.multiply(self.weights, self.first <= t, out=self._data)
+        upper = sp.csr_matrix((self._data, self.indices, self.indptr), shape=(self.n, self.n))
+        lower = upper.T  # the same arrays, read as CSC
+
+        def product(v: np.ndarray) -> np.ndarray:
+            return upper @ v + lower @ v
+
+        return product, product(np.ones(self.n))
+
+    def adjacency(self, t: int, labels: np.ndarray, n_all: int) -> sp.csr_matrix:
+        """Symmetric adjacency matrix of graph ``t``, its nodes renamed by ``labels``."""
+        held = np.flatnonzero(self.first <= t)
+        rows = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(self.indptr))[held]
+        rows, cols, w = labels[rows], labels[self.indices[held]], self.weights[held]
         return sp.csr_matrix(
             (np.concatenate([w, w]), (np.concatenate([rows, cols]), np.concatenate([cols, rows]))),
             shape=(n_all, n_all),

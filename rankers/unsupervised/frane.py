@@ -34,9 +34,11 @@ _RQH_RTOL = 1e-9
 _ZERO_CHUNK = 2**22
 # edges gathered at least at once (a pass over the filed pairs each time)
 _EDGE_BATCH = 2**16
-# bytes per edge while PageRank runs: endpoints, weight, sort keys and the CSR arrays of
-# the largest gathered graph plus the CSR matrix of the one solved
-_EDGE_BYTES = 100.0
+# bytes per edge while PageRank runs (_frane_graph.EdgeSet): column index, weight, first
+# graph holding it, and the weights of the graph being solved
+_EDGE_BYTES = 21.0
+# bytes per pair of a chunk's temporaries when pairs are filed, dropped or gathered
+_CHUNK_BYTES = 64.0
 
 
 class FRANeRanker(BaseRanker):
@@ -150,11 +152,16 @@ class FRANeRanker(BaseRanker):
     features (the reference includes the zero diagonal). Memory grows as ``n²``, but only
     by the pairs' dissimilarities (8 bytes a pair, 1 more for the threshold each is
     filed under; ``linear_median`` and ``quantile`` copy them once more to sort): 1.8 GB
-    for 20,000 features, plus the edges of the graphs scored (about 100 bytes an edge)
-    and a fixed ~300 MB of work space. The ranker estimates it first and raises
-    :class:`~rankers.exceptions.NotEnoughMemoryError` when the machine lacks it (see
-    :func:`rankers.memory.check_memory`), and checks again before gathering the edges
-    of the graphs it scores.
+    for 20,000 features, plus a few hundred MB of work space. The edges of the graphs
+    scored take 21 bytes each; once the best RQH so far rules out the denser graphs,
+    the pairs no graph still to be scored holds are dropped, so on correlated data, whose
+    dense graphs must be scored (tens of millions of edges), those edges replace the
+    pairs instead of adding to them: at 200 x 20,000 the fit's peak is 1.9-2.0 GB on
+    independent features and on features driven by 5 latent factors alike
+    (``benchmarks/results/frane_memory.md``). The ranker estimates the peak first and
+    raises :class:`~rankers.exceptions.NotEnoughMemoryError` when the machine lacks it
+    (see :func:`rankers.memory.check_memory`), and again before gathering the edges of
+    the graphs it scores.
 
     **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
     and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
@@ -165,7 +172,9 @@ class FRANeRanker(BaseRanker):
 
     **Scale.** Time and memory grow faster than the features (measured at 200 samples
     from 500 to 20,000 features: time ~ n^1.8, memory ~ n^1.3; 14 CPU s and 2.2 GB at
-    20,000, ``benchmarks/results/width/bench_width.md``) because the method requires it:
+    20,000 on independent features, ``benchmarks/results/width/bench_width.md``; on
+    correlated features more graphs are scored: 21-33 CPU s, 2.1-2.2 GB,
+    ``benchmarks/results/frane_memory.md``) because the method requires it:
     its graphs are over all n(n - 1)/2 feature pairs, whose dissimilarities are computed
     and sorted once. The samples enter only the correlations (linear). Bounded by the
     memory estimate above, which refuses a width the machine cannot hold, and by
@@ -236,14 +245,13 @@ class FRANeRanker(BaseRanker):
         self._check_memory(self._fixed_bytes(m, n), n)
         d = dissimilarities(X, self.similarity, self.feature_scaling)  # condensed, j < k
         d_max = float(d.max()) if d.size else 0.0
-        for lo in range(0, d.size, _ZERO_CHUNK):  # in place, no n² mask
-            part = d[lo : lo + _ZERO_CHUNK]
-            part[part <= 1e-12 * d_max] = 0.0
+        _zero_tiny(d, 1e-12 * d_max)
         thresholds = self._threshold_sequence(d, d_max)
         # a pair within the tie tolerance of a threshold is under it: thresholds are
         # computed from the pairs (a quantile is one of them), so a pair equal to one in
         # exact arithmetic must not fall on either side by rounding
         filed = FiledPairs(d, d_max, thresholds, n, TIE_RTOL * d_max)
+        del d  # filed holds the pairs from now on (and drops those no graph needs)
         degrees = 2.0 * filed.counts / n
         rqh = np.full(thresholds.size, np.nan)
         bounds = np.full(thresholds.size, np.nan)
@@ -260,17 +268,23 @@ class FRANeRanker(BaseRanker):
             # tolerance) can be neither the largest nor tied with it: not built at all
             if bounds[t] < best * (1.0 - 4.0 * _RQH_RTOL):
                 continue
-            if edges is None or edges.size < size:
-                edges = None  # release the smaller edge list before gathering anew
+            if edges is None or t > edges.last:
+                edges = None  # release the smaller edge set before gathering anew
+                # the densest graph that can still be scored: the pairs no graph up to
+                # it holds are dropped, once that at least halves the pairs held
+                needed = self._last_needed(filed, candidates[i:], best)
+                keep = filed.counts[needed] <= filed.size // 2
                 last = self._last_graph(filed, candidates[i:], max(best, 0.0))
                 self._check_memory(
-                    _peak_bytes(m, n, self.similarity, filed.counts[last], self.thresholds,
-                                self.n_thresholds), n
+                    _gather_bytes(m, n, filed, filed.counts[needed] if keep else None,
+                                  filed.counts[last], self.n_thresholds), n
                 )  # fmt: skip
+                if keep:
+                    filed.shrink(needed)
                 edges = filed.edges(last)
-            A, deg = edges.matrix(size)
-            solved[size], start = _solve_pagerank(A.__matmul__, deg, self.damping, start, True)
-            del A
+            product, deg = edges.matrix(t)
+            solved[size], start = _solve_pagerank(product, deg, self.damping, start, True)
+            del product
             rqh[t] = ranking_quality(solved[size])
             best = max(best, rqh[t])
         # the first threshold whose RQH ties with the largest: graphs that differ only in
@@ -297,8 +311,15 @@ class FRANeRanker(BaseRanker):
             return np.full(n, 1.0 / n)
         self.threshold_ = float(thresholds[best])
         size = int(filed.counts[best])
-        self.graph_ = edges.adjacency(size, np.flatnonzero(~self.constant_features_), n_all)
+        self.graph_ = edges.adjacency(best, np.flatnonzero(~self.constant_features_), n_all)
         return solved[size]
+
+    def _last_needed(self, filed: FiledPairs, candidates: np.ndarray, best: float) -> int:
+        """The last graph whose RQH bound is not below ``best``: no later one is scored."""
+        for t in candidates[::-1]:
+            if rqh_upper_bound(filed.degrees[:, t], self.damping) >= best * (1.0 - 4.0 * _RQH_RTOL):
+                return int(t)
+        return int(candidates[0])
 
     def _last_graph(self, filed: FiledPairs, candidates: np.ndarray, best: float) -> int:
         """Last graph whose edges to gather: those still possible, within a growing budget.
@@ -426,6 +447,13 @@ def ranking_quality(scores: np.ndarray) -> float:
     return float(s[1] / s[-2])
 
 
+def _zero_tiny(d: np.ndarray, below: float) -> None:
+    """Set the entries of ``d`` at or below ``below`` to 0, in place, without an n² mask."""
+    for lo in range(0, d.size, _ZERO_CHUNK):
+        part = d[lo : lo + _ZERO_CHUNK]
+        part[part <= below] = 0.0
+
+
 def _smallest_positive(d: np.ndarray) -> float | None:
     """The smallest positive entry of ``d`` (None if there is none), without an n² mask."""
     best = np.inf
@@ -446,20 +474,41 @@ def _peak_bytes(
     n_thresholds: int = 100,
 ) -> float:
     """Peak bytes of :meth:`FRANeRanker._score` on ``m x n`` data when the graphs whose
-    PageRank is computed use ``n_edges`` of the ``n(n-1)/2`` pairs.
+    PageRank is computed use ``n_edges`` of the ``n(n-1)/2`` pairs and every pair stays
+    held (:func:`_gather_bytes` counts what dropping the pairs no graph needs saves).
 
     The condensed dissimilarities take 8 bytes a pair and the index of the first graph
     holding each pair 1 (2 beyond 254 thresholds); on top of them comes the largest of:
     the correlation tile (at most 2^23 entries, twice), the filing of a chunk of pairs
-    (2^22 at most, ~64 bytes each) with the nodes' degrees per threshold (4 x 8 n T), a
-    copy of the pairs for the median or the quantiles, and the edges gathered for
-    PageRank (``_EDGE_BYTES`` each). Copies of the data: 16 m n.
+    (``CHUNK`` at most, ``_CHUNK_BYTES`` each) with the nodes' degrees per threshold
+    (4 x 8 n T), a copy of the pairs for the median or the quantiles, and the edges
+    gathered for PageRank (``_EDGE_BYTES`` each, with a chunk's temporaries). Copies of
+    the data: 16 m n.
     """
     pairs = n * (n - 1) / 2
     T = int(n_thresholds)
     held = 8.0 * pairs + (1.0 if T < 255 else 2.0) * pairs
     tile = 16.0 * min(TILE, n * n) if similarity in ("abs_correlation", "correlation") else 0.0
-    filing = 64.0 * min(CHUNK, pairs) + 32.0 * n * T
+    chunk = _CHUNK_BYTES * min(CHUNK, pairs)
+    filing = chunk + 32.0 * n * T
     order = 8.0 * pairs if thresholds in ("linear_median", "quantile") else 0.0
-    graphs = 16.0 * n * T + _EDGE_BYTES * n_edges
+    graphs = 16.0 * n * T + _EDGE_BYTES * n_edges + chunk
     return held + max(tile, filing, order, graphs) + 16.0 * m * n
+
+
+def _gather_bytes(
+    m: int, n: int, filed: FiledPairs, kept: float | None, n_edges: float, n_thresholds: int
+) -> float:
+    """Peak bytes of the next gathering of edges: what ``filed`` holds, cut to ``kept``
+    pairs first (None: not cut), and ``n_edges`` edges (``_EDGE_BYTES`` each).
+
+    Cutting the condensed pairs writes the columns of those kept (4 bytes each) while all
+    are still held; afterwards each kept pair holds 13 or 14 bytes. A chunk's temporaries
+    and the work space of the graphs (16 n T) and copies of the data (16 m n) come on top.
+    """
+    held = float(filed.nbytes)
+    per_pair = filed.d.itemsize + filed.first.itemsize + 4.0
+    cut = held if kept is None else held + (4.0 * kept if filed.cols is None else 0.0)
+    after = held if kept is None else per_pair * kept + 8.0 * n
+    peak = max(cut, after + _EDGE_BYTES * n_edges) + _CHUNK_BYTES * min(CHUNK, filed.size)
+    return peak + 16.0 * n * int(n_thresholds) + 16.0 * m * n
