@@ -435,3 +435,43 @@ def test_tiles_and_chunks_change_nothing(monkeypatch, similarity):
     np.testing.assert_array_equal(tiled.ranking_, whole.ranking_)
     np.testing.assert_array_equal(tiled.average_degrees_, whole.average_degrees_)
     assert tiled.threshold_ == whole.threshold_
+
+
+@pytest.mark.parametrize("chunk", [None, 37])
+def test_dropping_pairs_keeps_the_edges_of_the_graphs_still_needed(monkeypatch, chunk):
+    # FiledPairs.shrink (issue 39 item 4): after the pairs of graphs beyond `needed` are
+    # dropped, the edges of every graph up to it are those gathered from all the pairs
+    import rankers.unsupervised._frane_graph as graph
+
+    if chunk is not None:
+        monkeypatch.setattr(graph, "CHUNK", chunk)  # many chunks, rows split unevenly
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(30, 70))
+    X[:, :20] += rng.normal(size=(30, 1))
+    d = graph.dissimilarities(X, "abs_correlation", "minmax")
+    d_max = float(d.max())
+    thresholds = np.geomspace(d[d > 0].min(), d_max, 40)
+    filed = graph.FiledPairs(d.copy(), d_max, thresholds, 70, 1e-9 * d_max)
+    before = {t: filed.edges(t) for t in (3, 17, 25)}
+    filed.shrink(25)
+    assert filed.size == filed.counts[25] and filed.d.size == filed.size
+    filed.shrink(17)  # a second cut, from the compacted pairs
+    assert filed.size == filed.counts[17]
+    for t in (3, 17):
+        after = filed.edges(t)
+        for name in ("indptr", "indices", "weights", "first"):
+            np.testing.assert_array_equal(getattr(after, name), getattr(before[t], name))
+    # graph t's product is its symmetric adjacency matrix
+    edges = before[25]
+    dense = np.zeros((70, 70))
+    iu = np.triu_indices(70, 1)
+    held = filed.counts[17]
+    first_full = graph.FiledPairs(d.copy(), d_max, thresholds, 70, 1e-9 * d_max).first
+    w = np.where(first_full <= 17, d_max - d, 0.0)
+    dense[iu] = w
+    dense += dense.T
+    product, deg = edges.matrix(17)
+    v = rng.normal(size=70)
+    np.testing.assert_allclose(product(v), dense @ v, rtol=1e-12)
+    np.testing.assert_allclose(deg, dense.sum(axis=1), rtol=1e-12)
+    assert np.count_nonzero(np.triu(dense)) == held
