@@ -18,11 +18,13 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from joblib import Parallel
+import numpy as np
+from joblib import Parallel, delayed
 
+from rankers._parallel import on_local_threads, remote_backend
 from rankers.exceptions import InvalidParameterError
 from rankers.validation import check_n_jobs
 
@@ -104,9 +106,11 @@ def run_in_order(
     progress = check_progress(progress)
     results = []
     reported = 0
-    outputs = Parallel(n_jobs=check_n_jobs(n_jobs), prefer=prefer, return_as="generator")(
-        watched(jobs)
-    )
+    n_jobs = check_n_jobs(n_jobs)
+    if n_jobs > 1 and remote_backend():
+        outputs = _batched(list(jobs), n_jobs)
+    else:
+        outputs = Parallel(n_jobs=n_jobs, prefer=prefer, return_as="generator")(watched(jobs))
     for j, out in enumerate(outputs):
         results.append(out)
         if progress is not None:
@@ -115,3 +119,38 @@ def run_in_order(
                 progress(done - reported)
                 reported = done
     return results
+
+
+#: on a remote backend (Dask), the least work (seconds) worth one task: a task costs
+#: tens of milliseconds of scheduling and transfer there
+MIN_TASK_SECONDS = 0.1
+
+
+def _run_all(calls: list) -> list:
+    return [func(*args, **kwargs) for func, args, kwargs in calls]
+
+
+def _batched(jobs: list, n_jobs: int) -> Iterator[Any]:
+    """The results of ``jobs`` in order, with a grain fit for a remote backend.
+
+    The first job runs here and is timed; the others go out in batches of at least about
+    :data:`MIN_TASK_SECONDS` of work each (one job per task when a job is that long), or
+    all run here when together they are less than two such tasks.
+    Every job runs exactly once and its result does not depend on where it ran.
+    """
+    if not jobs:
+        return
+    start = time.perf_counter()
+    yield _run_all(jobs[:1])[0]
+    seconds = max(time.perf_counter() - start, 1e-6)
+    rest = jobs[1:]
+    if seconds * len(rest) < 2 * MIN_TASK_SECONDS or len(rest) < 2:
+        yield from _run_all(rest)
+        return
+    per_task = max(1, int(np.ceil(MIN_TASK_SECONDS / seconds)))
+    n_tasks = min(len(rest), max(2, len(rest) // per_task))
+    batches = [list(b) for b in np.array_split(np.arange(len(rest)), n_tasks)]
+    # a task's own loops stay in it (joblib would hand them the remote backend again)
+    calls = (delayed(on_local_threads)(_run_all, [rest[i] for i in b]) for b in batches)
+    for outputs in Parallel(n_jobs=n_jobs, return_as="generator")(watched(calls)):
+        yield from outputs

@@ -6,10 +6,12 @@ from numbers import Integral
 from typing import ClassVar
 
 import numpy as np
+from joblib import Parallel, delayed
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.inspection import permutation_importance
 from sklearn.utils import check_random_state
 
+from rankers._parallel import on_local_threads, remote_backend
 from rankers._param_validation import Interval, RealNotInt, StrOptions
 from rankers.base import BaseRanker
 from rankers.preprocessing import standardise
@@ -169,11 +171,25 @@ class RandomForestRanker(BaseRanker):
             n_jobs=n_jobs,
             random_state=rng.randint(np.iinfo(np.int32).max),
         )
-        forest.fit(X, y)
+        n_repeats = self.n_repeats if self.importance == "permutation" else None
+        if n_jobs > 1 and remote_backend():
+            # on a Dask cluster a tree (milliseconds) is too small a task, and so is each
+            # tree's importance: the forest grows and is scored inside one task, on
+            # n_jobs threads there (rng travels with it, in the state it has here)
+            job = delayed(on_local_threads)(_grow_and_score, forest, X, y, n_repeats, rng)
+            ((forest, scores),) = Parallel(n_jobs=n_jobs)([job])
+        else:
+            forest, scores = _grow_and_score(forest, X, y, n_repeats, rng)
         self.estimator_ = forest
-        if self.importance == "impurity":
-            return forest.feature_importances_
-        result = permutation_importance(
-            forest, X, y, n_repeats=self.n_repeats, n_jobs=n_jobs, random_state=rng
-        )
-        return result.importances_mean
+        return scores
+
+
+def _grow_and_score(forest, X: np.ndarray, y: np.ndarray, n_repeats: int | None, rng):
+    """Fit ``forest``; its impurity importances, or (``n_repeats``) permutation ones."""
+    forest.fit(X, y)
+    if n_repeats is None:
+        return forest, forest.feature_importances_
+    result = permutation_importance(
+        forest, X, y, n_repeats=n_repeats, n_jobs=forest.n_jobs, random_state=rng
+    )
+    return forest, result.importances_mean

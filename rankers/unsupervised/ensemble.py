@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import warnings
 from abc import ABCMeta, abstractmethod
+from contextlib import nullcontext
 from itertools import pairwise
 from numbers import Integral
 from typing import ClassVar
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, parallel_config
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.tree import DecisionTreeRegressor, ExtraTreeRegressor
 from sklearn.utils import check_random_state
 
+from rankers._parallel import on_local_threads, remote_backend
 from rankers._param_validation import Interval, RealNotInt, StrOptions
 from rankers.base import BaseRanker
 from rankers.exceptions import MoweightsError
@@ -227,27 +229,47 @@ class _TreeEnsembleRanker(BaseRanker, metaclass=ABCMeta):
                 n_jobs=n_jobs,
                 random_state=forest_seed,
                 **tree_params,
-            ).fit(Z32, Z)
+            )
+            # on a remote backend (Dask) the forest's trees grow on local threads: one
+            # task per tree is too fine a grain, and its estimators_ are needed here
+            with parallel_config(backend="threading") if remote_backend() else nullcontext():
+                forest.fit(Z32, Z)
             self.estimator_ = forest
-            jobs = (
-                delayed(self._one_tree)(tree, False, Z32, Z, bootstrap, s)
-                for tree, s in zip(forest.estimators_, perm_seeds, strict=True)
-            )
+            calls = list(zip(forest.estimators_, perm_seeds, strict=True))
         else:
-            Tree = ExtraTreeRegressor if self.ensemble == "extra_trees" else DecisionTreeRegressor
+            # (seed, params) rather than trees: a tree is made where it grows, and no
+            # list keeps the fitted ones (memory of n_jobs trees)
+            calls = [((seed, tree_params), s) for seed, s in zip(seeds, perm_seeds, strict=True)]
+        if n_jobs > 1 and remote_backend():
+            # on a Dask cluster one task per tree would be milliseconds: the trees go in
+            # n_jobs batches, each grown and scored one tree at a time in its task
+            batches = np.array_split(np.arange(len(calls)), n_jobs)
             jobs = (
-                delayed(self._one_tree)(
-                    Tree(random_state=seed, **tree_params), True, Z32, Z, bootstrap, s
+                delayed(on_local_threads)(
+                    self._tree_batch, [calls[i] for i in b], Z32, Z, bootstrap
                 )
-                for seed, s in zip(seeds, perm_seeds, strict=True)
+                for b in batches
+                if b.size
             )
-        per_tree = np.array(parallel(jobs)).reshape(self.n_estimators, n)
+            per_tree = np.vstack(parallel(jobs)).reshape(self.n_estimators, n)
+        else:
+            jobs = (delayed(self._one_tree)(tree, Z32, Z, bootstrap, s) for tree, s in calls)
+            per_tree = np.array(parallel(jobs)).reshape(self.n_estimators, n)
         self.tree_scores_ = np.zeros((self.n_estimators, self.constant_features_.size))
         self.tree_scores_[:, ~self.constant_features_] = per_tree
         return self._combine(per_tree)
 
-    def _one_tree(self, tree, fit: bool, Z32, Z, bootstrap, perm_seed) -> np.ndarray:
-        """Fit one tree (unless it is a fitted forest's) and score the features with it."""
+    def _tree_batch(self, calls, Z32, Z, bootstrap) -> np.ndarray:
+        """:meth:`_one_tree` for each ``(tree, perm_seed)``, one after the other."""
+        return np.array([self._one_tree(tree, Z32, Z, bootstrap, s) for tree, s in calls])
+
+    def _one_tree(self, tree, Z32, Z, bootstrap, perm_seed) -> np.ndarray:
+        """Grow one tree (given as ``(seed, params)``) or take a fitted forest's, and score
+        the features with it."""
+        fit = isinstance(tree, tuple)
+        if fit:
+            Tree = ExtraTreeRegressor if self.ensemble == "extra_trees" else DecisionTreeRegressor
+            tree = Tree(random_state=tree[0], **tree[1])
         counts = _bootstrap_counts(tree.random_state, Z.shape[0]) if bootstrap else None
         if fit:
             tree.fit(Z32, Z, sample_weight=counts, check_input=False)
