@@ -43,13 +43,13 @@ _ONE_THREAD = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_
 class Cluster:
     """``dask scheduler`` and two single-thread ``dask worker`` processes on 127.0.0.1."""
 
-    def __init__(self, workers: int = 2):
+    def __init__(self, workers: int = 2, env: dict | None = None):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         self.address = f"tcp://127.0.0.1:{port}"
         local = ["--host", "127.0.0.1", "--no-dashboard"]
-        env = {**os.environ, **_ONE_THREAD}
+        env = {**os.environ, **_ONE_THREAD, **(env or {})}
         self.procs = [self._spawn(["scheduler", *local, "--port", str(port)], env)]
         for i in range(workers):
             args = ["worker", self.address, *local, "--nthreads", "1", "--name", f"w{i}"]
@@ -95,28 +95,28 @@ class Cluster:
                 os.killpg(proc.pid, signal.SIGKILL)
 
 
-def _run(config: Path, out: Path, extra: list[str]) -> dict:
+def _run(config: Path, out: Path, extra: list[str], env: dict) -> dict:
     import resource
 
     argv = [sys.executable, "-m", "moweights", "run", str(config), "-q", "-o", str(out),
             "--no-cache", "-j", "2", *extra]  # fmt: skip
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, check=True, cwd=ROOT, env={**os.environ, **_ONE_THREAD})
+    subprocess.run(argv, check=True, cwd=ROOT, env={**os.environ, **_ONE_THREAD, **env})
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"wall_s": wall, "client_cpu_s": cpu}
 
 
-def _dask_run(cluster: Cluster, config: Path, out: Path) -> dict:
+def _dask_run(cluster: Cluster, config: Path, out: Path, env: dict) -> dict:
     from distributed import Client
 
     extra = ["--set", 'run.backend="dask"', "--set", f'run.scheduler="{cluster.address}"']
     with Client(cluster.address, timeout=600) as client:
         client.get_task_stream(start=0, stop=0)  # the task stream plugin is on
         cpu0, start = cluster.cpu_seconds(), time.time()
-        row = _run(config, out, extra)
+        row = _run(config, out, extra, env)
         row["cluster_cpu_s"] = cluster.cpu_seconds() - cpu0
         stream = client.get_task_stream(start=start)
     spent = np.array([
@@ -153,7 +153,14 @@ def main(argv=None) -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs per backend, alternating")
     parser.add_argument("--fresh", action="store_true", help="a new cluster for every dask run")
     parser.add_argument("--out", type=Path, help="also write the results (markdown) here")
+    parser.add_argument(
+        "--tree",
+        type=Path,
+        help="run the code of this checkout (e.g. a git worktree of an older commit) "
+        "instead of the installed one, in the client and the cluster (PYTHONPATH)",
+    )
     args = parser.parse_args(argv)
+    env = {"PYTHONPATH": str(args.tree.resolve())} if args.tree else {}
 
     load = ", ".join(f"{v:.2f}" for v in os.getloadavg())
     config = args.config.resolve()
@@ -165,23 +172,24 @@ def main(argv=None) -> None:
         f"Config: {config_name}"
         f"; python {platform.python_version()}; {platform.platform()}; {os.cpu_count()} CPUs "
         "(shared with other jobs)  ",
+        f"Code: {args.tree or 'this tree'}  ",
         f"Load average before: {load}",
         "",
     ]
     print("\n".join(header), flush=True)
     rows = []
-    cluster = None if args.fresh else Cluster()
+    cluster = None if args.fresh else Cluster(env=env)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for r in range(args.repeat):
                 for backend in ("loky", "dask") if r % 2 == 0 else ("dask", "loky"):
                     out = Path(tmp) / f"{backend}{r}"
                     if backend == "loky":
-                        row = _run(args.config, out, [])
+                        row = _run(args.config, out, [], env)
                     else:
-                        fresh = Cluster() if args.fresh else None
+                        fresh = Cluster(env=env) if args.fresh else None
                         try:
-                            row = _dask_run(fresh or cluster, args.config, out)
+                            row = _dask_run(fresh or cluster, args.config, out, env)
                         finally:
                             if fresh is not None:
                                 fresh.stop()
