@@ -202,6 +202,18 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         # constant written out by a computation may differ in its last bits from row to row
         # (rankers.ties); a power-of-two rescale leaves the test unchanged
         constant = np.asarray(hi - lo <= TIE_RTOL * top)
+        # a column over 1e308 times smaller than X's largest value leaves float64's normal
+        # range in the common rescale: its values would be zeros and rounding; say so
+        lost = ~constant & (np.ldexp(top, -self._scale_shift) < np.finfo(np.float64).tiny)
+        if lost.any():
+            labels = self._feature_labels()[lost]
+            shown = ", ".join(map(str, labels[:10])) + (" ..." if len(labels) > 10 else "")
+            raise InvalidInputError(
+                f"the values of column(s) {shown} are over 1e308 times smaller than X's "
+                f"largest ({float(top.max()):.3g}): at the scale of X, float64 cannot hold "
+                f"both, and {type(self).__name__} would see them as zeros; rescale the "
+                "columns first (e.g. sklearn.preprocessing.StandardScaler) or drop them"
+            )
         self.constant_features_ = constant
         if constant.any():
             labels = self._feature_labels()[constant]

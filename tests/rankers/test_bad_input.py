@@ -336,3 +336,25 @@ def test_quadratic_step_below_the_cap_runs_unchanged(name, monkeypatch):
     monkeypatch.setenv("MOWEIGHTS_MAX_MEMORY", "20M")
     capped = _ranker(name).set_params(**params).fit(X, y).scores_
     np.testing.assert_array_equal(capped, free)
+
+
+# row 7b: columns of extreme magnitudes side by side (1e300 next to 1e-300): no common
+# power of two holds both, so a ranker that rescales X as a whole names the columns it
+# would lose; one that is exact per column ranks them (found by benchmarks/bad_input_matrix.py)
+@pytest.mark.parametrize("name", NAMES)
+def test_columns_of_opposite_extreme_magnitudes(name):
+    X, y = _data()
+    X = X + 5.0
+    if rankers.get_class(name).target_kind == "regression":
+        y = X["g0"].to_numpy() + np.linspace(0.0, 0.1, 40)
+    X["g3"] *= 1e300
+    X["g4"] *= 1e-300
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = _ranker(name).fit(X, y)
+    except InvalidInputError as exc:
+        assert "scale of" in str(exc)
+        return
+    assert np.isfinite(est.scores_).all()
+    assert sorted(est.ranking_.tolist()) == list(range(5))
