@@ -386,9 +386,22 @@ def _finite(obj):
     return obj
 
 
+#: JSON texts longer than this are written without indentation: indented text goes through
+#: the json module's pure-Python encoder, seconds for the tables of 20,000 features
+_INDENT_LIMIT = 1 << 18
+
+
 def json_text(obj) -> str:
-    """``obj`` as standard JSON text (non-finite numbers as strings)."""
-    return json.dumps(_finite(obj), indent=2, default=_jsonable, allow_nan=False) + "\n"
+    """``obj`` as standard JSON text (non-finite numbers as strings), indented unless it is
+    large (the same object always gives the same text)."""
+    try:  # the compiled encoder; a non-finite number sends it to the slow path below
+        text = json.dumps(obj, default=_jsonable, allow_nan=False, separators=(",", ":"))
+    except ValueError:
+        obj = _finite(obj)
+        text = json.dumps(obj, default=_jsonable, allow_nan=False, separators=(",", ":"))
+    if len(text) > _INDENT_LIMIT:
+        return text + "\n"
+    return json.dumps(obj, indent=2, default=_jsonable, allow_nan=False) + "\n"
 
 
 def records(frame: pd.DataFrame | None) -> list | None:

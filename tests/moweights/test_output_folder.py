@@ -249,3 +249,19 @@ def test_a_write_never_goes_through_a_planted_temporary_name(tmp_path):
     atomic_write(tmp_path / "scores.csv", "a,b\n")
     assert target.read_text() == "untouched"
     assert (tmp_path / "scores.csv").read_text() == "a,b\n"
+
+
+def test_json_text_is_standard_and_fast_for_large_tables():
+    import json
+
+    from moweights.output.files import json_text
+
+    small = json_text({"f": float("inf"), "g": [1.0, float("nan")], "h": -float("inf")})
+    assert json.loads(small) == {"f": "inf", "g": [1.0, "nan"], "h": "-inf"}
+    assert small.startswith("{\n  ")  # small texts stay indented for reading
+    big = {f"g{i}": float(i) for i in range(30_000)}
+    big["worst"] = float("nan")
+    text = json_text(big)
+    assert json.loads(text)["worst"] == "nan" and json.loads(text)["g7"] == 7.0
+    assert "\n" not in text.rstrip("\n")  # compact: the compiled encoder wrote it
+    assert json_text(big) == text
