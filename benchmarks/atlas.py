@@ -66,6 +66,7 @@ from _protocol import (
     to_markdown,
     versions,
 )
+
 from leaderboard import aggregate  # the leaderboards' aggregates, fold by fold there
 
 PROTOCOL = "atlas"
@@ -102,7 +103,7 @@ SKIP = ()
 AGGREGATES = ("mean_rank", "borda", "kemeny_top32", "generic_tol")
 #: the ensemble of the leaderboards (moweights.ensemble.StackedRanker), on structures with
 #: classes (its classification task, supervised pool) and without a target (unsupervised)
-ENSEMBLE = "stacked_top3"
+ENSEMBLES = {"stacked_top3": 3, "stacked_auto": "auto"}
 
 
 def compute_cell(payload: dict) -> dict:
@@ -136,11 +137,12 @@ def compute_cell(payload: dict) -> dict:
             "peak_mb": 0.0,
             "eca": 0.0 if s.get("curves") else np.nan,  # the expected curve's own ECA
         }
-    if payload["ranker"] == ENSEMBLE:
+    if payload["ranker"] in ENSEMBLES:
         from moweights.ensemble import StackedRanker
 
         task = "classification" if s["structure"] in SUPERVISED_STRUCTURES else "unsupervised"
-        est = StackedRanker(task=task, random_state=s["seed"])
+        size = ENSEMBLES[payload["ranker"]]
+        est = StackedRanker(task=task, n_members=size, random_state=s["seed"])
     else:
         est = rankers.get(name, **s["params"])
     if "random_state" in est.get_params():
@@ -169,7 +171,7 @@ def compute_cell(payload: dict) -> dict:
         # the whole order, for the aggregates computed from the members' rankings
         "order": [int(i) for i in est.ranking_],
     }
-    if payload["ranker"] == ENSEMBLE:
+    if payload["ranker"] in ENSEMBLES:
         out["members"] = list(est.members_)
     return out
 
@@ -182,7 +184,7 @@ def ranker_names(selected: list[str] | None) -> tuple[list[str], list[str], list
 
     table = rankers.available()
     if selected:
-        unknown = sorted(set(selected) - set(table["name"]) - {ENSEMBLE})
+        unknown = sorted(set(selected) - set(table["name"]) - set(ENSEMBLES))
         if unknown:
             raise SystemExit(f"unknown rankers: {', '.join(unknown)}")
         table = table[table["name"].isin(selected)]
@@ -191,8 +193,7 @@ def ranker_names(selected: list[str] | None) -> tuple[list[str], list[str], list
     unsup = table.loc[~table["requires_y"], "name"].tolist()
     sup = table.loc[table["requires_y"] & (table["target_kind"] != "regression"), "name"]
     reg = table.loc[table["requires_y"] & table["target_kind"].isin(["regression", "both"]), "name"]
-    if not selected or ENSEMBLE in selected:
-        unsup.append(ENSEMBLE)
+    unsup += [e for e in ENSEMBLES if not selected or e in selected]
     return unsup, sup.tolist(), reg.tolist()
 
 
@@ -225,13 +226,13 @@ def make_cells(args, grid: dict) -> list[Cell]:
     max_width = _max_widths(args.max_width)
     cells = []
     for structure in grid["structure"]:
-        names = [n for n in unsup if n != ENSEMBLE]
+        names = [n for n in unsup if n not in ENSEMBLES]
         if structure in SUPERVISED_STRUCTURES:
             names += sup
         elif structure in REGRESSION_STRUCTURES:
             names += reg
-        if ENSEMBLE in unsup and structure not in REGRESSION_STRUCTURES:
-            names.append(ENSEMBLE)  # StackedRanker has no regression task
+        if structure not in REGRESSION_STRUCTURES:  # StackedRanker has no regression task
+            names += [e for e in ENSEMBLES if e in unsup]
         for share in grid["informative"]:
             for width in grid["n_features"]:
                 for m in grid["n_samples"]:
@@ -260,7 +261,7 @@ def make_cells(args, grid: dict) -> list[Cell]:
                             for given in [{}, *variants.get(name, [])]:
                                 code = (
                                     code_fingerprint(modules=["moweights.ensemble"])
-                                    if name == ENSEMBLE
+                                    if name in ENSEMBLES
                                     else code_fingerprint([name])
                                 )
                                 settings = common | {"params": given, "code": code + gen}
@@ -368,7 +369,7 @@ def aggregate_rows(records: list[dict]) -> list[dict]:
 def robustness_markdown(frame: pd.DataFrame) -> list[str]:
     """Per structure: each aggregate's and the ensemble's mean precision against the best
     single ranker's there (over the same cells), and the worst structure of each."""
-    combined = [*AGGREGATES, ENSEMBLE]
+    combined = [*AGGREGATES, *ENSEMBLES]
     singles = frame[
         ~frame["ranker"].isin([*combined, "random"]) & ~frame["ranker"].str.contains("[(]")
     ]

@@ -50,7 +50,7 @@ import leaderboard_fits as fits  # the fitting half: cells, folds, cache (benchm
 import numpy as np
 import pandas as pd
 
-from moweights.ensemble import best_first
+from moweights.ensemble import best_first, choose_members
 
 TOP_K = 256
 SCORES = {  # protocol -> {score: (higher is better, description)}
@@ -65,7 +65,9 @@ SCORES = {  # protocol -> {score: (higher is better, description)}
 }
 HEADLINE = {"supervised": "bacc_1_64", "unsupervised": "mse_16"}
 AGGREGATES = ("mean_rank", "borda", "kemeny_top32", "generic_tol")
-ENSEMBLES = ("stacked_top3", "stacked_top1")
+ENSEMBLES = ("stacked_top3", "stacked_top1", "stacked_auto")
+#: how many members each ensemble combines (moweights.ensemble.choose_members)
+ENSEMBLE_MEMBERS = {"stacked_top3": 3, "stacked_top1": 1, "stacked_auto": "auto"}
 GENERIC_TOLERANCE = 0.2
 N_RANDOM = 10
 #: the ECA table (supervised, --eca): data sets up to this many samples (the SVM fits of
@@ -273,13 +275,16 @@ def stacking(
         # best first; scores within 1e-9 (relative) tie and keep the pool's order
         ranked = best_first({m: float(row[m]) for m in pool}, higher)
         names = memo["names"]
-        for label, size in (("stacked_top3", 3), ("stacked_top1", 1)):
-            members = [memo["members"][m][f] for m in ranked[:size]]
+        for label, size in ENSEMBLE_MEMBERS.items():
+            picked = choose_members({m: float(row[m]) for m in pool}, higher, size)
+            members = [memo["members"][m][f] for m in picked]
             rankings = [
-                _ranking(o, s, names, m) for (o, s), m in zip(members, ranked[:size], strict=True)
+                _ranking(o, s, names, m) for (o, s), m in zip(members, picked, strict=True)
             ]
             out[label].append(
-                aggregate("mean_rank", rankings) if size > 1 else np.asarray(members[0][0], np.intp)
+                aggregate("mean_rank", rankings)
+                if len(picked) > 1
+                else np.asarray(members[0][0], np.intp)
             )
         chosen.append({"dataset": dataset.name, "fold": f, "chosen": " ".join(ranked[:3])})
     return out, chosen, table

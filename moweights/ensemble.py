@@ -12,7 +12,7 @@ on each outer training fold, so the inner folds only ever see training rows.
 
 from __future__ import annotations
 
-from numbers import Integral
+from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
@@ -22,7 +22,10 @@ from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.exceptions import InvalidParameterError
 
-__all__ = ["POOLS", "StackedRanker", "best_first"]
+__all__ = ["AUTO_MAX_MEMBERS", "POOLS", "StackedRanker", "best_first", "choose_members"]
+
+#: at most this many members with ``n_members="auto"``
+AUTO_MAX_MEMBERS = 5
 
 #: default pools: the fast rankers of each task (three extra fits per inner fold stay cheap)
 POOLS = {
@@ -48,6 +51,29 @@ def best_first(scores: dict[str, float], higher: bool) -> list[str]:
     return [names[i] for i in order]
 
 
+def choose_members(
+    scores: dict[str, float], higher: bool, n_members, margin: float = 0.02
+) -> list[str]:
+    """The members an ensemble combines, best inner score first.
+
+    ``n_members`` an int: that many of the best. ``"auto"``: every member whose inner score
+    is within ``margin`` of the best (absolute for a score where higher is better, such as
+    a balanced accuracy; relative, ``best x (1 + margin)``, for an error), at most
+    :data:`AUTO_MAX_MEMBERS`: where one member alone finds the structure (XOR pairs:
+    relieff), it is used alone instead of being averaged with members at chance; where
+    several do equally well, they are combined.
+    """
+    order = best_first(scores, higher)
+    if n_members != "auto":
+        return order[: int(n_members)]
+    best = scores[order[0]]
+    if higher:
+        close = [m for m in order if scores[m] >= best - margin]
+    else:
+        close = [m for m in order if scores[m] <= best * (1.0 + margin)]
+    return close[:AUTO_MAX_MEMBERS]
+
+
 class StackedRanker(BaseRanker):
     """The pool's best rankers on inner folds, combined by mean rank (stacking for rankings).
 
@@ -63,8 +89,13 @@ class StackedRanker(BaseRanker):
         the top 16 (:func:`aggregation.evaluation.topk_curve`; y is ignored).
     pool : sequence of str or None, default=None
         Registry names of the candidate members; None: :data:`POOLS` of the task.
-    n_members : int, default=3
-        How many of the best-scoring members are combined.
+    n_members : int or "auto", default=3
+        How many of the best-scoring members are combined; ``"auto"``: those within
+        ``margin`` of the best inner score (:func:`choose_members`), at most 5.
+    margin : float, default=0.02
+        For ``n_members="auto"``: how far from the best inner score a member may be
+        (balanced accuracy points for classification; a relative share of the error for
+        the unsupervised task).
     cv : int, default=3
         Inner folds (stratified by the classes for classification), shuffled with
         ``random_state``.
@@ -104,7 +135,8 @@ class StackedRanker(BaseRanker):
         **BaseRanker._parameter_constraints,
         "task": [StrOptions({"classification", "unsupervised"})],
         "pool": [None, list, tuple],
-        "n_members": [Interval(Integral, 1, None, closed="left")],
+        "n_members": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "margin": [Interval(Real, 0, None, closed="left")],
         "cv": [Interval(Integral, 2, None, closed="left")],
         "n_clusters": [None, Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
@@ -115,7 +147,8 @@ class StackedRanker(BaseRanker):
         k=None,
         task: str = "classification",
         pool=None,
-        n_members: int = 3,
+        n_members: int | str = 3,
+        margin: float = 0.02,
         cv: int = 3,
         n_clusters: int | None = None,
         random_state=None,
@@ -124,6 +157,7 @@ class StackedRanker(BaseRanker):
         self.task = task
         self.pool = pool
         self.n_members = n_members
+        self.margin = margin
         self.cv = cv
         self.n_clusters = n_clusters
         self.random_state = random_state
@@ -137,7 +171,7 @@ class StackedRanker(BaseRanker):
         names = list(POOLS[self.task] if self.pool is None else self.pool)
         if len(set(names)) != len(names) or not names:
             raise InvalidParameterError(f"pool must name distinct rankers; got {names}")
-        if self.n_members > len(names):
+        if self.n_members != "auto" and self.n_members > len(names):
             raise InvalidParameterError(
                 f"n_members={self.n_members} but the pool has {len(names)} rankers"
             )
@@ -186,9 +220,8 @@ class StackedRanker(BaseRanker):
             inner[name] = float(curve["value"].mean())
             outer[name] = (est, supervised)
         higher = self.task == "classification"
-        order = best_first(inner, higher)
         self.inner_scores_ = pd.Series(inner, name="inner_score")
-        self.members_ = order[: self.n_members]
+        self.members_ = choose_members(inner, higher, self.n_members, self.margin)
         chosen = []
         for name in self.members_:
             est, supervised = outer[name]

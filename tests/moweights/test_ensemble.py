@@ -80,3 +80,25 @@ def test_bad_parameters_are_named(planted):
         StackedRanker(pool=["anova_f", "anova_f"]).fit(X, y)
     with pytest.raises(InvalidInputError, match="requires y"):
         StackedRanker(pool=POOL).fit(X)
+
+
+def test_auto_members_are_those_within_the_margin_of_the_best():
+    from moweights.ensemble import choose_members
+
+    scores = {"relieff": 0.95, "anova_f": 0.52, "t_test": 0.51, "chi2": 0.50}
+    assert choose_members(scores, True, "auto") == ["relieff"]  # alone where it alone works
+    close = {"anova_f": 0.90, "t_test": 0.895, "chi2": 0.889, "relieff": 0.70}
+    assert choose_members(close, True, "auto") == ["anova_f", "t_test", "chi2"]
+    errors = {"spec": 1.00, "laplacian": 1.015, "variance": 1.5}  # lower is better
+    assert choose_members(errors, False, "auto") == ["spec", "laplacian"]
+    many = {f"r{i}": 0.9 for i in range(8)}
+    assert len(choose_members(many, True, "auto")) == 5
+    assert choose_members(scores, True, 2) == ["relieff", "anova_f"]
+
+
+def test_auto_ensemble_fits_and_names_its_members(planted):
+    X, y = planted
+    ranker = StackedRanker(pool=POOL, n_members="auto", random_state=0).fit(X, y)
+    assert 1 <= len(ranker.members_) <= len(POOL)
+    best = ranker.inner_scores_.max()
+    assert (ranker.inner_scores_[ranker.members_] >= best - 0.02).all()
