@@ -46,8 +46,9 @@ def lb(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(BENCH))
     for name in ("leaderboard", "leaderboard_fits"):
         sys.modules.pop(name, None)
-    import leaderboard
     import leaderboard_fits as fits
+
+    import leaderboard
 
     monkeypatch.setattr(fits, "CACHE", tmp_path / "cache")
     monkeypatch.setattr(fits, "N_FOLDS", 3)
