@@ -206,7 +206,15 @@ def _parser() -> argparse.ArgumentParser:
         "atlas's data of the nearest shape (benchmarks/atlas.py), with the reason.",
     )
     rec.add_argument("data", help="a data file (.csv, .tsv, .parquet, .mat, .h5ad)")
-    rec.add_argument("--target", help="the class column (supervised rankers need one)")
+    who = rec.add_mutually_exclusive_group()
+    who.add_argument(
+        "--target",
+        help="the target column (default: a column named like one -- label, class, group, "
+        "condition, ... -- or the one text column of few values)",
+    )
+    who.add_argument(
+        "--no-target", action="store_true", help="rank without a target (unsupervised rankers)"
+    )
     rec.add_argument("--top", type=int, default=5, metavar="N", help="rankers shown (default 5)")
     rec.add_argument("--atlas", metavar="CSV", help="another atlas run's atlas.csv")
     return parser
@@ -314,18 +322,19 @@ def _load(args, extra: Sequence[str] = ()):
 
 
 def _validate(args, verbosity: int) -> int:
-    config = _load(args)
-    if config.is_study:  # every data set's data, so that a run does not find them one by one
-        from moweights.pipeline.data import data_problems
+    from moweights.pipeline.problems import data_problems, raise_blocking
 
-        problems = data_problems(config)
-        if problems:
-            raise ConfigError(problems, path=args.config)
+    config = _load(args)
+    # the data read as the run reads it (every data set of a study): all problems at once
+    problems = data_problems(config)
+    raise_blocking(config, problems)
     if verbosity:
         kind = "site run" if config.is_site_run else "study" if config.is_study else "run"
         print(
             f"{args.config}: OK ({kind} on {config.describe_data()}, {len(config.rankers)} rankers)"
         )
+        for problem in problems:  # what does not stop the run
+            print(f"note: {problem}")
     return EXIT_OK
 
 
@@ -484,17 +493,22 @@ def _fetch(args, verbosity: int) -> int:
 
 
 def _recommend(args, verbosity: int) -> int:
-    from moweights.datasets import load_file
-    from moweights.recommend import recommend
+    from moweights.recommend import recommend_file
 
     try:
-        X, y = load_file(args.data, target=args.target)
-        table = recommend(X, y, top=args.top, atlas=args.atlas)
+        found = recommend_file(
+            args.data,
+            target=args.target,
+            guess_target=not args.no_target,
+            top=args.top,
+            atlas=args.atlas,
+        )
     except (InvalidInputError, InvalidParameterError) as exc:  # the file or the options
         raise _UsageError(str(exc)) from None
-    kind = f"classes in {args.target!r}" if y is not None else "no target"
-    print(f"{args.data}: {X.shape[0]} rows x {X.shape[1]} features, {kind}")
-    for i, row in table.iterrows():
+    print(found.describe(args.data))
+    for note in found.notes:
+        print(f"note: {note}")
+    for i, row in found.table.iterrows():
         print(f"{i + 1}. {row['ranker']}: {row['why']}")
     return EXIT_OK
 

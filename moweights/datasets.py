@@ -25,6 +25,7 @@ __all__ = [
     "GENERATED",
     "Planted",
     "check_data_path",
+    "duplicate_columns",
     "fetch_openml",
     "fetch_pmlb",
     "fetch_skfeature",
@@ -167,6 +168,29 @@ def read_columns(path) -> list[str]:
         raise
     except Exception as exc:
         raise DataFileError(f"cannot read {path}: {_why(exc, kind)}") from None
+
+
+def duplicate_columns(path) -> dict[str, int]:
+    """Column names a csv/tsv file's header repeats, with how often (pandas reads the
+    copies as ``name.1``, ``name.2``, ...); empty for other formats, which cannot repeat
+    a name, or carry none.
+
+    Raises
+    ------
+    DataFileError
+        When the file is missing or unreadable.
+    """
+    path = check_data_path(path)
+    kind = _kind(path)
+    if kind not in ("csv", "tsv"):
+        return {}
+    try:  # the header as a row of data: pandas renames repeated names in a header
+        row = pd.read_csv(path, sep="\t" if kind == "tsv" else ",", header=None, nrows=1,
+                          dtype=str, keep_default_na=False)  # fmt: skip
+    except Exception as exc:
+        raise DataFileError(f"cannot read {path}: {_why(exc, kind)}") from None
+    counts = pd.Series(row.iloc[0].to_numpy()).value_counts(sort=False) if len(row) else None
+    return {} if counts is None else {str(k): int(v) for k, v in counts.items() if v > 1 and k}
 
 
 def load_file(path, target: str | None = None) -> tuple[pd.DataFrame, pd.Series | None]:

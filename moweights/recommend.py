@@ -16,6 +16,9 @@ See the guide page "Which ranker when".
 
 from __future__ import annotations
 
+import json
+import re
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -25,7 +28,7 @@ import pandas as pd
 from rankers.exceptions import InvalidInputError
 from rankers.ties import order_desc
 
-__all__ = ["load_atlas", "recommend"]
+__all__ = ["FileRecommendation", "load_atlas", "recommend", "recommend_file"]
 
 #: structures a data set can hold, by whether it has a class target (or a numeric one)
 UNSUPERVISED = ("clusters", "modules", "manifold")
@@ -37,6 +40,12 @@ AGGREGATES = ("mean_rank", "borda", "kemeny_top32", "generic_tol")
 ENSEMBLE = "stacked_top3"
 #: a minority class below this share also reads the "imbalanced" cells
 IMBALANCED_BELOW = 0.2
+#: the rankers each kind of target reads: their registry ``target_kind``
+TARGET_KINDS = {
+    "classes": ("classification", "both"),
+    "regression": ("regression", "both"),
+    "none": ("unsupervised",),
+}
 _COLUMNS = {"structure", "informative", "n_features", "n_samples", "ranker", "precision"}
 
 
@@ -84,10 +93,13 @@ def recommend(X, y=None, *, top: int | None = 5, atlas=None) -> pd.DataFrame:
         Only its shape is read.
     y : array-like, optional
         Class labels: supervised structures (class shifts, interactions, and imbalanced
-        classes when the smallest class holds under 20% of the rows) and every ranker;
-        a numeric target: the regression structures (a linear signal, pair products);
-        without it, unsupervised structures (clusters, co-expression modules, a
-        manifold) and unsupervised rankers.
+        classes when the smallest class holds under 20% of the rows) and the rankers
+        that read classes (registry ``target_kind`` "classification" or "both"); a
+        numeric target: the regression structures (a linear signal, pair products) and
+        the rankers that read one ("regression", "both"); without it, unsupervised
+        structures (clusters, co-expression modules, a manifold) and unsupervised
+        rankers. The aggregates and the ensemble of the structure's kind, and names the
+        registry does not know, are kept.
     top : int or None, default=5
         How many rankers to return (None: all).
     atlas : DataFrame, str or Path, optional
@@ -129,6 +141,11 @@ def recommend(X, y=None, *, top: int | None = 5, atlas=None) -> pd.DataFrame:
     if y is None:  # supervised rankers need a target the user does not have
         unsupervised = set(cells.loc[cells["structure"].isin(UNSUPERVISED), "ranker"])
         cells = cells[cells["ranker"].isin(unsupervised)]
+    # the rankers that read this kind of target (the aggregates and the ensemble of the
+    # structure's kind, and names the registry does not know, stay)
+    wanted = TARGET_KINDS["regression" if numeric else "classes" if y is not None else "none"]
+    kinds = {r: ranker_kind(r) for r in cells["ranker"].unique()}
+    cells = cells[cells["ranker"].map(lambda r: kinds[r] is None or kinds[r] in wanted)]
     per = cells.pivot_table(index="ranker", columns="structure", values="precision", aggfunc="mean")
     per = per.reindex(columns=[s for s in structures if s in per.columns])
     out = per.copy()
@@ -148,12 +165,15 @@ def recommend(X, y=None, *, top: int | None = 5, atlas=None) -> pd.DataFrame:
     out = out.drop(index="random", errors="ignore")
     # near-equal shares tie (the rankers' tie rule), then the ranker's name decides
     out = out.iloc[order_desc(out["recovered"].fillna(-1.0).to_numpy())]
-    out["why"] = [_why(name, row, per.columns, width, rows, chance) for name, row in out.iterrows()]
+    out["why"] = [
+        _why(name, row, per.columns, width, rows, chance, kinds.get(name))
+        for name, row in out.iterrows()
+    ]
     out = out.reset_index()
     return out if top is None else out.head(int(top))
 
 
-def _why(name, row, structures, width, rows, chance) -> str:
+def _why(name, row, structures, width, rows, chance, kind=None) -> str:
     best = max(structures, key=lambda s: -np.inf if pd.isna(row[s]) else row[s])
     worst = min(structures, key=lambda s: np.inf if pd.isna(row[s]) else row[s])
     text = (
@@ -167,8 +187,195 @@ def _why(name, row, structures, width, rows, chance) -> str:
         text = f"the {name} aggregate of every ranker of this kind: " + text
     elif name == ENSEMBLE:
         text = "the stacking ensemble (moweights.ensemble.StackedRanker): " + text
-    if pd.notna(row.get("worst_gap")) and row["worst_gap"] > -0.1:
-        text += f"; never more than {-row['worst_gap']:.2f} below the best ranker of a structure"
+    elif kind is not None:
+        text = f"{_KIND_WORDS[kind]}; " + text
+    gap = row.get("worst_gap")
+    if pd.notna(gap) and gap >= 0:
+        text += "; never below the best single ranker of a structure"
+    elif pd.notna(gap) and gap > -0.1:
+        text += f"; never more than {-gap:.2f} below the best ranker of a structure"
     if np.isfinite(chance):
         text += f"; a random ranking finds {chance:.0%}"
     return text
+
+
+_KIND_WORDS = {
+    "classification": "a class ranker (reads the classes)",
+    "regression": "a regression ranker (reads the numeric target)",
+    "both": "reads the target (classes or numbers)",
+    "unsupervised": "unsupervised (reads the features only)",
+}
+
+
+def ranker_kind(name: str) -> str | None:
+    """The registered ranker's ``target_kind``; None for a name the registry does not
+    hold (an aggregate, the ensemble, a ranker of another installation)."""
+    import rankers
+
+    try:
+        return rankers.get_class(name).target_kind
+    except rankers.MoweightsError:
+        return None
+
+
+# ------------------------------------------------------------------ a data file
+#: column names that usually hold the target (whole name, case and separators ignored)
+_TARGET_NAMES = re.compile(
+    r"(?i)^(target|label|labels|class|classes|y|group|groups|condition|outcome|diagnosis|"
+    r"status|response|phenotype|subtype|disease|tissue|celltype|cell_type)$"
+)
+#: a text column of at most this many values may be a class target
+_MAX_CLASSES = 20
+
+
+@dataclass
+class FileRecommendation:
+    """What :func:`recommend_file` read and recommends.
+
+    Attributes
+    ----------
+    table : DataFrame
+        :func:`recommend`'s table, best first.
+    n_samples, n_features : int
+        The shape the atlas was matched to (identifiers and text columns left out).
+    target : str or None
+        The target column used; None without one.
+    target_kind : {"classes", "regression", "none"}
+    notes : list of str
+        What was dropped or guessed, and why.
+    """
+
+    table: pd.DataFrame
+    n_samples: int
+    n_features: int
+    target: str | None
+    target_kind: str
+    notes: list[str] = field(default_factory=list)
+
+    def describe(self, source) -> str:
+        """The first line ``moweights recommend`` prints: the shape and the target."""
+        if self.target_kind == "classes":
+            what = f"classes in {self.target!r}"
+        elif self.target_kind == "regression":
+            what = f"a numeric target {self.target!r}"
+        else:
+            what = "no target"
+        return f"{source}: {self.n_samples} rows x {self.n_features} features, {what}"
+
+
+def _guess_target(X: pd.DataFrame, ids: dict) -> tuple[str | None, str | None]:
+    """A column that is probably the target, and why; (None, note) when several might be."""
+    named = [c for c in X.columns if c not in ids and _TARGET_NAMES.match(str(c).strip())]
+    if len(named) == 1:
+        return str(named[0]), f"its name says so ({named[0]!r})"
+    if len(named) > 1:
+        listed = ", ".join(repr(str(c)) for c in named)
+        return None, f"several columns could be the target ({listed}): pass --target NAME"
+    text = [
+        c
+        for c in X.columns
+        if c not in ids
+        and not pd.api.types.is_numeric_dtype(X[c])
+        and 2 <= X[c].nunique() <= min(_MAX_CLASSES, max(2, len(X) // 2))
+    ]
+    if len(text) == 1:
+        return str(text[0]), f"the one text column of few values ({X[text[0]].nunique()})"
+    if len(text) > 1:
+        listed = ", ".join(repr(str(c)) for c in text)
+        return None, f"several text columns could be the target ({listed}): pass --target NAME"
+    return None, None
+
+
+def recommend_file(
+    path, target: str | None = None, *, guess_target: bool = True, top: int | None = 5, atlas=None
+) -> FileRecommendation:
+    """Rankers the atlas supports for a data file, read as a run would read it.
+
+    The file is read with :func:`moweights.datasets.load_file`. Identifier columns (a
+    different value in every row: sample names, row numbers; see
+    :func:`moweights.pipeline.problems.identifier_columns`) are left out with a note, and
+    so are other text columns (a run encodes them only when asked). Without ``target``
+    a labelled file is still read as labelled: a column named like a target (``label``,
+    ``class``, ``group``, ``condition``, ...), else the one text column of few values, is
+    taken as the target, with a note saying so. The target's kind chooses the atlas rows
+    (:func:`recommend`): classes read the class structures and the rankers that read
+    classes, a numeric target the regression ones, no target the unsupervised ones.
+
+    Parameters
+    ----------
+    path : str or Path
+        A data file (csv, tsv, parquet, .mat, .h5ad).
+    target : str, optional
+        The target column (of ``obs`` for .h5ad).
+    guess_target : bool, default=True
+        Look for the target when ``target`` is not given (False: rank without one).
+    top : int or None, default=5
+        How many rankers.
+    atlas : DataFrame, str or Path, optional
+        See :func:`recommend`.
+
+    Returns
+    -------
+    FileRecommendation
+    """
+    from moweights.datasets import load_file
+    from moweights.pipeline.problems import identifier_columns
+
+    X, y = load_file(path, target=target)
+    notes: list[str] = []
+    ids = identifier_columns(X)
+    if target is None and y is None and guess_target:
+        guessed, why = _guess_target(X, ids)
+        if guessed is not None:
+            X, y, target = X.drop(columns=guessed), X[guessed], guessed
+            notes.append(
+                f"read {guessed!r} as the target: {why} (--target NAME picks another, "
+                "--no-target ranks without one)"
+            )
+        elif why:
+            notes.append(why)
+    if ids:
+        shown = ", ".join(f"{c!r} ({why})" for c, why in list(ids.items())[:8])
+        notes.append(
+            f"left out {len(ids)} identifier column(s), a different value in every row: "
+            f"{shown}; a run needs [data] drop = {json.dumps(list(ids))}"
+        )
+        X = X.drop(columns=list(ids))
+    text = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
+    if text:
+        notes.append(
+            f"left out {len(text)} text column(s) ({', '.join(map(repr, text[:8]))}"
+            f"{', ...' if len(text) > 8 else ''}): a run encodes them with [data] categorical"
+        )
+        X = X.drop(columns=text)
+    if y is not None and y.isna().any():
+        keep = y.notna().to_numpy()
+        notes.append(f"{int((~keep).sum())} row(s) without a target left out")
+        X, y = X.loc[keep], y.loc[keep]
+    kind = "none" if y is None else "regression" if _is_numeric_target(y) else "classes"
+    if kind == "classes":
+        counts = pd.Series(np.asarray(y)).value_counts()
+        sizes = " / ".join(str(int(n)) for n in counts.to_numpy()[:6])
+        notes.append(
+            f"{len(counts)} classes ({sizes}{' / ...' if len(counts) > 6 else ''} rows): "
+            "rankers that read the classes; unsupervised ones are left out (--no-target "
+            "lists them)"
+        )
+    table = recommend(X, y, top=None, atlas=atlas)
+    structures = [c for c in table.columns if c in (*UNSUPERVISED, *SUPERVISED, *REGRESSION,
+                                                     "imbalanced")]  # fmt: skip
+    singles = table[table["kind"] == "ranker"]
+    best = []
+    for structure in structures:
+        column = singles[structure].dropna()
+        if len(column):
+            top_share = column.max()
+            leaders = singles.loc[column.index[column >= top_share - 0.01], "ranker"]
+            best.append(f"{structure}: {', '.join(leaders)} ({top_share:.0%})")
+    if len(best) > 1:
+        notes.append(
+            "ranked by the mean share over the structures the data may hold; the best on "
+            "each alone: " + "; ".join(best)
+        )
+    table = table if top is None else table.head(int(top))
+    return FileRecommendation(table, X.shape[0], X.shape[1], target, kind, notes)

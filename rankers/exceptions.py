@@ -12,6 +12,7 @@ __all__ = [
     "ConfigError",
     "ConstantFeatureWarning",
     "DataFileError",
+    "DataProblemsError",
     "FeatureMismatchError",
     "FewSamplesWarning",
     "InvalidInputError",
@@ -120,6 +121,13 @@ class ConfigError(MoweightsError, ValueError):
         where = f" in {path}" if path else ""
         lines = "\n".join(f"  - {p}" for p in self.problems)
         super().__init__(f"{len(self.problems)} problem(s){where}:\n{lines}")
+
+
+class DataProblemsError(ConfigError, InvalidInputError):
+    """The data of a configured run have problems its ``[data]`` options must handle
+    (gaps, text or identifier columns, too few samples per class, ...), found before
+    anything was fitted; ``problems`` lists every one with the option that handles it.
+    A :class:`ConfigError` (bad input: exit code 2) and an :class:`InvalidInputError`."""
 
 
 class DataFileError(InvalidInputError):

@@ -326,13 +326,31 @@ def _check_columns(p, where: str, path: Path | None, entry: dict, drop) -> None:
     for key in ("target", "site_column"):
         name = entry.get(key)
         if name is not None and name not in columns:
+            close = _close_column(name, columns)
+            hint = f"did you mean {close!r}? " if close else ""
             p.add(
-                f"{where}.{key}", f"column {name!r} is not in {path.name}; its columns are {shown}"
+                f"{where}.{key}",
+                f"column {name!r} is not in {path.name}; {hint}its columns are {shown}",
             )
     missing = [c for c in drop or () if c not in columns]
     if missing:
         at = "[data].drop" if where.startswith("[[sites]]") else f"{where}.drop"
         p.add(at, f"columns {missing} are not in {path.name}; its columns are {shown}")
+
+
+def _close_column(name: str, columns: list[str]) -> str | None:
+    """The column the user most likely meant: the same name in other case or spacing,
+    else the closest spelling (difflib), else None."""
+    import difflib
+
+    def folded(text: str) -> str:
+        return re.sub(r"[\s_.-]+", "", str(text)).casefold()
+
+    same = [c for c in columns if folded(c) == folded(name)]
+    if same:
+        return same[0]
+    close = difflib.get_close_matches(name, [str(c) for c in columns], n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 def _check_sites(p, sites: list[dict], data: dict, base_dir: Path) -> list[dict]:
@@ -433,6 +451,12 @@ def _check_rankers(p, entries: list[dict], data: dict, sites: list[dict]) -> lis
 
 
 def _check_aggregation(p, agg: dict, specs: list[RankerSpec], site_run: bool, sites) -> None:
+    if agg["bootstrap"] and site_run:
+        p.add(
+            "[aggregation].bootstrap",
+            "bootstrap rank intervals resample one data set; a site run ranks every site "
+            "on its own (set bootstrap = 0)",
+        )
     weights = agg["weights"]
     if weights is not None and sites:
         unknown = sorted(set(weights) - {s["name"] for s in sites})

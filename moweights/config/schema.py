@@ -301,6 +301,13 @@ SCHEMA = Section("", "moweights run configuration: rank features with several ra
           "rankings", ["spearman", "s_measure"]),
         K("compare_k", Integer(1), "top-k of the set measures (jaccard, kuncheva) and depth of "
           "rbo", 10),
+        K("bootstrap", Integer(0, exclude=(1,)), "bootstrap resamples for each feature's rank "
+          "interval: every ranker refit on each resample (the same rows for all), the "
+          "aggregates combined resample by resample; the intervals go into features.csv "
+          "(<name>.rank_low, <name>.rank_high). 0: none (each resample costs one fit per "
+          "ranker)", 0),
+        K("confidence", Number(0.5, 1), "coverage of the bootstrap rank intervals (0.9: the "
+          "5th to the 95th percentile of a feature's rank)", 0.9),
     )),
     Section("evaluation", "How good the rankings are, on held-out samples: every ranking "
             "(ranker, aggregate, NSGA-II weighting) is refit on the training part of each "

@@ -264,6 +264,10 @@ def _features_summary(result) -> dict | None:
         "significant": significant_counts(table, q),
         "transform": result.config.data.get("transform") or "none",
         "scale": result.config.data.get("scale") or "none",
+        "bootstrap": int(result.config.aggregation.get("bootstrap") or 0)
+        if result.stability
+        else None,
+        "confidence": float(result.config.aggregation.get("confidence") or 0.9),
     }
 
 

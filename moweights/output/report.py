@@ -235,6 +235,8 @@ def _feature_table(folder: Path, summary: dict) -> dict | None:
         "q": q,
         "tested": [c.removesuffix(".qvalue") for c in qcols],
         "significant": feats.get("significant") or {},
+        "bootstrap": feats.get("bootstrap"),
+        "confidence": feats.get("confidence"),
     }
 
 

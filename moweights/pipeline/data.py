@@ -14,14 +14,7 @@ from moweights.datasets import load_dataset, load_file, split_sites, subsample
 from moweights.preprocess import prepare_table, transpose_table
 from moweights.transform import log_transform
 
-__all__ = [
-    "data_problems",
-    "fingerprint",
-    "is_classes",
-    "load_data",
-    "load_units",
-    "prepare_units",
-]
+__all__ = ["fingerprint", "is_classes", "load_data", "load_units", "prepare_units"]
 
 
 def _prepare(X: pd.DataFrame, y, drop) -> tuple[pd.DataFrame, pd.Series | None]:
@@ -97,26 +90,6 @@ def load_units(config: RunConfig) -> dict[str, tuple[pd.DataFrame, pd.Series | N
         sites = split_sites(X, y, data.site_column)
         return {s: _prepare(Xs, ys, data.drop) for s, (Xs, ys) in sites.items()}
     return {name: _prepare(X, y, data.drop)}
-
-
-def data_problems(config: RunConfig) -> list[str]:
-    """What would stop each data set of a study from loading, one line per data set.
-
-    Every data set is read and prepared as its run would (:func:`load_units`, then
-    :func:`prepare_units` with the ``[data]`` options), so ``validate`` reports them all
-    at once instead of the run meeting them one by one; a data set that loads is not
-    listed.
-    """
-    problems = []
-    for data in config.datasets or (config.data,):
-        sub = config.for_dataset(data) if config.datasets else config
-        name = getattr(data, "name", None) or "data"
-        source = data.path if data.path is not None else f"builtin {data.builtin!r}"
-        try:
-            prepare_units(sub, load_units(sub))
-        except rankers.MoweightsError as exc:
-            problems.append(f"{config.source}: data set {name!r} ({source}): {exc}")
-    return problems
 
 
 def load_data(config: RunConfig) -> tuple[pd.DataFrame, pd.Series | None]:

@@ -25,11 +25,13 @@ from moweights.errors import OutputFolderError
 from moweights.output.files import claim_output_dir, make_output_dir
 from moweights.output.folder import RunFolder
 from moweights.pipeline.cache import StepCache
-from moweights.pipeline.data import load_units, prepare_units
+from moweights.pipeline.data import prepare_units
 from moweights.pipeline.evaluate import evaluate
 from moweights.pipeline.lock import RunLock
+from moweights.pipeline.problems import load_checked
 from moweights.pipeline.progress import Progress
 from moweights.pipeline.result import RunResult
+from moweights.pipeline.stability import stability
 from moweights.pipeline.steps import aggregate, rank
 from rankers.validation import check_n_jobs
 
@@ -135,15 +137,22 @@ def run(
         Another run is writing into the output folder; nothing was written.
     SchedulerError
         ``[run] scheduler`` does not answer as a Dask scheduler; nothing was written.
+    ConfigError
+        The data have problems the ``[data]`` options must handle (gaps, text or
+        identifier columns, ...: :mod:`moweights.pipeline.problems`), all listed; no
+        folder was made.
     """
     start = time.perf_counter()
+    # the data read and checked first: bad data stops the run before it makes a folder
+    # (a study's data sets are checked each in its own run, which fails alone)
+    loaded = None if config.is_study else load_checked(config)
     out = make_output_dir(output_dir if output_dir is not None else config.output_dir)
     with RunLock(out):  # released at the end, also on failure and Ctrl-C
         claim_output_dir(out, force=force)  # under the lock: a live run is named as such
         # one backend (one Dask client) for the run, or for every data set of a study
         with _quiet(config), _backend(config) as n_jobs:
             if not config.is_study:
-                return _run_locked(config, out, cache, start, n_jobs)
+                return _run_locked(config, out, cache, start, n_jobs, loaded)
             from moweights.pipeline.study import run_study
 
             def member(sub: RunConfig, folder: Path, cache: bool | None) -> RunResult:
@@ -179,7 +188,12 @@ def _run_member(
 
 
 def _run_locked(
-    config: RunConfig, out: Path, cache: bool | None, start: float, n_jobs: int
+    config: RunConfig,
+    out: Path,
+    cache: bool | None,
+    start: float,
+    n_jobs: int,
+    loaded: tuple[dict, list[str]] | None = None,
 ) -> RunResult:
     result = RunResult(config=config, output_dir=out)
     folder = RunFolder(out, config)
@@ -197,12 +211,14 @@ def _run_locked(
 
     interrupted = "interrupted (Ctrl-C): the files listed are complete, the rest missing"
     with folder.finishing(result, start, interrupted):
-        result.units, steps = prepare_units(config, load_units(config))
-        result.notes.extend(steps)
+        units, checked = loaded if loaded is not None else load_checked(config)
+        result.units, steps = prepare_units(config, units)
+        result.notes.extend([*checked, *steps])
         save()
         rank(config, result, cacher, progress, save, n_jobs)
         aggregate(config, result)
         save()
+        stability(config, result, cacher, progress, save, n_jobs)
         if config.evaluation.enabled:
             evaluate(config, result, cacher, progress, save, n_jobs)
     return result

@@ -220,11 +220,12 @@ def test_validate_rankers_schema_and_help(two_runs, capsys):
 
 def test_a_failing_run_exits_1_and_leaves_a_failed_folder(tmp_path, capsys):
     path = tmp_path / "run.toml"
-    # 200 folds on 178 rows: only the evaluation can tell
-    path.write_text('[data]\nbuiltin = "wine"\n[[rankers]]\nname = "variance"\n'
-                    "[evaluation]\ncv = 200\n")  # fmt: skip
+    # 500 folds on 442 rows of a numeric target: only the evaluation can tell (with classes
+    # the data check stops the run first: fewer samples per class than folds)
+    path.write_text('[data]\nbuiltin = "diabetes"\n[[rankers]]\nname = "variance"\n'
+                    "[evaluation]\ncv = 500\n")  # fmt: skip
     assert main(["run", str(path), "-o", str(tmp_path / "out"), "-q"]) == 1
-    assert "cv=200 folds but X has only 178 samples" in capsys.readouterr().err
+    assert "cv=500 folds but X has only 442 samples" in capsys.readouterr().err
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["status"] == "failed"
     assert "scores.csv" in manifest["files"]  # what finished is kept

@@ -155,10 +155,11 @@ def test_target_column_that_does_not_exist(tmp_path):
     assert not (tmp_path / "out").exists()  # caught before the run
 
 
-def test_validate_reads_only_the_header(tmp_path, monkeypatch):
-    # a header with the target, then rows the run would refuse: validate does not read them
+def test_validate_reads_the_data(tmp_path, capsys):
+    # a header with the target, then rows the run would refuse: validate reads them (issue 36)
     path = _data_config(tmp_path, "data.csv", b"a,b,label\n1,2\n3,4,1,5,6\n")
-    assert main(["validate", str(path), "-q"]) == 0
+    assert main(["validate", str(path)]) == 2
+    assert "Expected 3 fields in line 3, saw 5" in capsys.readouterr().err
     bad = _data_config(tmp_path, "other.csv", b"a,b,label\n1,2,0\n", target="nope")
     assert main(["validate", str(bad), "-q"]) == 2
 

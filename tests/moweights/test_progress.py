@@ -1,7 +1,10 @@
-"""Progress of a config run: callbacks handed to the calls they count, bars chosen by the
-rankers' tags, nothing patched."""
+"""Progress of a config run: bars on a terminal, a line per step in a log, silence at
+verbose 0; callbacks handed to the calls they count, bars chosen by the rankers' tags,
+nothing patched."""
 
 from __future__ import annotations
+
+import re
 
 import joblib
 import pytest
@@ -22,7 +25,7 @@ def test_no_bar_no_callback():
 
 
 def test_a_shown_bar_hands_out_its_update(capsys):
-    progress = Progress(2)
+    progress = Progress(2, terminal=True)
     assert progress.shown
     with progress.tasks("folds", 3) as update:
         for _ in range(3):
@@ -37,7 +40,7 @@ def test_a_shown_bar_hands_out_its_update(capsys):
 def test_only_rankers_whose_tags_say_progress_draw_a_bar(name, verbose):
     config = parse_config({**RAW, "rankers": [{"name": name}]})
     spec = config.rankers[0]
-    est = make_ranker(spec, config, main=True, progress=Progress(2))
+    est = make_ranker(spec, config, main=True, progress=Progress(2, terminal=True))
     assert rankers.ranker_tags(est).progress is bool(verbose)
     assert est.get_params()["verbose"] == verbose
     quiet = make_ranker(spec, config, main=True, progress=Progress(0))
@@ -80,3 +83,53 @@ def test_a_run_with_bars_patches_nothing(tmp_path):
     assert result.status == "complete"
     assert seen and all(s == before for s in seen)
     assert (joblib.Parallel.__call__, joblib.Parallel.print_progress) == before
+
+
+# ------------------------------------------------------------------ lines in a log
+def test_a_log_gets_a_line_per_step_and_no_bars(capsys):
+    progress = Progress(1, terminal=False)
+    assert not progress.shown
+    with progress.tasks("folds", 3) as update:
+        assert update is None  # the fold bars stay off: the step's line says when it is done
+    with progress.bar(total=2, desc="rankers", unit="ranker") as bar:
+        for label in ("t_test", "variance"):
+            bar.set_postfix_str(label)
+            bar.update(1)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "[moweights] rankers: 2 rankers"
+    assert re.fullmatch(r"\[moweights\] rankers 1/2: t_test done in \d+\.\d\d s", lines[1])
+    assert re.fullmatch(r"\[moweights\] rankers 2/2: variance done in \d+\.\d\d s", lines[2])
+    assert len(lines) == 3 and "\r" not in "".join(lines)  # no bar redraws
+
+
+def _run(tmp_path, verbose: int):
+    from moweights.pipeline import run
+
+    raw = {
+        **RAW,
+        "rankers": [{"name": "variance"}, {"name": "laplacian"}],
+        "evaluation": {"cv": 2, "topk": {"n_random": 1}, "error_curves": {"enabled": False},
+                       "clustering": {"enabled": False}},
+        "output": {"plots": False, "html": False, "cache": False},
+        "run": {"verbose": verbose},
+    }  # fmt: skip
+    return run(parse_config(raw), tmp_path / f"out{verbose}")
+
+
+def test_a_run_into_a_log_says_each_step(tmp_path, capsys):
+    """pytest's stderr is no terminal: the run prints lines, the rankers and every
+    evaluation target by name, with their count."""
+    _run(tmp_path, 1)
+    err = capsys.readouterr().err
+    assert "[moweights] rankers: 2 rankers" in err
+    assert re.search(r"rankers 1/2: variance done in ", err)
+    assert re.search(r"rankers 2/2: laplacian done in ", err)
+    assert "[moweights] fold rankings: 2 rankers" in err
+    # class prediction of 2 rankers, the mean rank aggregate and random: 4 curves
+    assert re.search(r"class prediction 4/4: random done in ", err)
+    assert "\r" not in err
+
+
+def test_quiet_runs_print_nothing(tmp_path, capsys):
+    _run(tmp_path, 0)
+    assert capsys.readouterr().err == ""

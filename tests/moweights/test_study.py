@@ -335,7 +335,8 @@ def test_validate_checks_every_data_set_up_front(bad_study, capsys):
     _, config, _ = bad_study
     assert main(["validate", str(config)]) == 2
     err = capsys.readouterr().err
-    assert "2 problem(s)" in err
+    assert "3 problem(s)" in err
     assert "data set 'a_ragged'" in err and "Expected 4 fields in line 4, saw 5" in err
     assert "data set 'b_text'" in err and "'f2'" in err
+    assert "data set 'c_oneclass'" in err and "single class" in err  # read, not only loaded
     assert "d1" not in err

@@ -1,0 +1,494 @@
+"""What in a run's data would stop it or mislead it, found before anything is fitted.
+
+``moweights validate`` reads the data as the run would (:func:`moweights.pipeline.data.
+load_units`: the file, its sites, ``[data] drop``) and reports every problem at once, each
+with the option that handles it; ``moweights run`` stops on the same problems before it
+makes a run folder (:func:`load_checked`). A problem is *blocking* when the run could not
+go on, or would compute something wrong, without the user's choice:
+
+============  ==========================================================  ===================
+kind          found                                                       handled by
+============  ==========================================================  ===================
+unreadable    the file cannot be read (ragged, binary, a missing row)     the file itself
+duplicate     a column name the header repeats (pandas would rename it)   renaming columns
+identifier    a column with a different value in every row: text, or      ``[data] drop``
+              integers counting rows or named like an id (sample, id, ...)
+missing       gaps in features (columns and counts) or in the target      ``[data] missing``
+text          non-numeric columns (with their number of values)           ``[data] categorical``
+transform     negative values under a log transform                       ``[data] transform``
+classes       one class, a class of one row, a class smaller than the     ``[evaluation] cv``,
+              evaluation's folds                                          the target
+constant      a column holding one value (not blocking: it ranks last)    ``[data] drop``
+============  ==========================================================  ===================
+
+A target that is not in the file is the config check's (:mod:`moweights.config.check`,
+with a did-you-mean), since it needs only the header.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from moweights.config import RunConfig
+from moweights.pipeline.data import is_classes, load_units
+from rankers.exceptions import DataProblemsError, MoweightsError
+
+__all__ = [
+    "KINDS",
+    "DataProblem",
+    "data_problems",
+    "identifier_columns",
+    "load_checked",
+    "raise_blocking",
+    "table_problems",
+]
+
+#: the kinds of problems, in the order they are reported
+KINDS = (
+    "unreadable",
+    "duplicate",
+    "identifier",
+    "missing",
+    "text",
+    "transform",
+    "classes",
+    "constant",
+)
+_SHOWN = 8  # names listed before "and N more"
+#: a column with a different value in each of at least this many rows may be an identifier
+_ID_MIN_ROWS = 10
+#: names that say a column identifies rows (whole name, case-insensitive), or ends in "id"
+_ID_NAME = re.compile(
+    r"(?i)^(?:id|ids|index|idx|key|uid|uuid|name|names|row|rows|record|sample|samples|subject|"
+    r"patient|donor|case|barcode|cell|obs|obs_names|unnamed: ?\d+)$|(?:[_ .-]id|ID|Id)$"
+)
+_MISSING_FIX = (
+    "[data] missing = 'impute_median' (or 'drop_rows', 'drop_columns', 'impute_mean', "
+    "'impute_most_frequent')"
+)
+
+
+@dataclass(frozen=True)
+class DataProblem:
+    """One problem of a data set: what, where, and the option that handles it.
+
+    Attributes
+    ----------
+    kind : str
+        One of :data:`KINDS`.
+    message : str
+        What was found, naming the columns (and counts).
+    fix : str
+        The option (or action) that handles it.
+    blocking : bool
+        Whether the run stops on it (``validate`` exits 2); a non-blocking problem is a
+        note.
+    where : str
+        The data set or site it was found in ("" for a single data set).
+    columns : tuple of str
+        The columns concerned.
+    """
+
+    kind: str
+    message: str
+    fix: str
+    blocking: bool = True
+    where: str = ""
+    columns: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        where = f"{self.where}: " if self.where else ""
+        return f"{where}{self.message}; {self.fix}"
+
+
+def _names(columns, limit: int = _SHOWN) -> str:
+    columns = [str(c) for c in columns]
+    more = len(columns) - limit
+    return ", ".join(repr(c) for c in columns[:limit]) + (f" and {more} more" if more > 0 else "")
+
+
+def _list(columns, limit: int = _SHOWN) -> str:
+    """A TOML list of names, for a fix the user can paste."""
+    columns = [str(c) for c in columns]
+    shown = ", ".join(f'"{c}"' for c in columns[:limit])
+    return f"[{shown}{', ...' if len(columns) > limit else ''}]"
+
+
+def _is_text(series: pd.Series) -> bool:
+    return not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series))
+
+
+def _is_time(series: pd.Series) -> bool:
+    dtype = series.dtype
+    return (
+        pd.api.types.is_datetime64_any_dtype(dtype)
+        or pd.api.types.is_timedelta64_dtype(dtype)
+        or isinstance(dtype, pd.PeriodDtype)
+    )
+
+
+def _identifier(name, series: pd.Series) -> str | None:
+    """Why ``series`` looks like a row identifier, or None.
+
+    Text with a different value in every row (of at least 10) is one; so are integers with
+    a different value in every row that count the rows (a run of consecutive values, as
+    ``0 .. n-1`` or a sample number) or sit in a column named like an id. Other distinct
+    integers (counts of a gene, say) are features. Dates and times are not identifiers.
+    """
+    values = series.dropna()
+    if len(values) < _ID_MIN_ROWS or _is_time(series) or values.nunique() != len(values):
+        return None
+    if _is_text(series):
+        return f"{len(values)} distinct text values"
+    if not pd.api.types.is_integer_dtype(series):
+        return None
+    low, high = int(values.min()), int(values.max())
+    if high - low == len(values) - 1:
+        return f"the consecutive numbers {low}..{high}"
+    if _ID_NAME.search(str(name)):
+        return f"{len(values)} distinct numbers"
+    return None
+
+
+def identifier_columns(X: pd.DataFrame) -> dict[str, str]:
+    """The columns of ``X`` that identify rows rather than measure them, each with why
+    (see the module's table): text with a different value in every row, or distinct
+    integers that count the rows or sit in a column named like an id."""
+    return {str(c): why for c in X.columns if (why := _identifier(c, X[c])) is not None}
+
+
+def table_problems(
+    X: pd.DataFrame,
+    y: pd.Series | None,
+    config: RunConfig,
+    *,
+    where: str = "",
+    supervised: bool | None = None,
+) -> list[DataProblem]:
+    """Every problem of one table as read (before the ``[data]`` options are applied).
+
+    Parameters
+    ----------
+    X : DataFrame
+        The features as loaded (``[data] drop`` applied), never modified.
+    y : Series or None
+        The target.
+    config : RunConfig
+        The run's settings (``[data]`` options, the evaluation's folds, the rankers).
+    where : str
+        Prefix naming the data set or site.
+    supervised : bool, optional
+        Whether the target is used by a ranker or the class evaluation (default: from
+        ``config``).
+
+    Returns
+    -------
+    list of DataProblem
+        In the order of :data:`KINDS`.
+    """
+    data = config.data
+    out: list[DataProblem] = []
+
+    def add(kind, message, fix, columns=(), blocking=True):
+        out.append(DataProblem(kind, message, fix, blocking, where, tuple(map(str, columns))))
+
+    repeated = X.columns[X.columns.duplicated()].unique()
+    if len(repeated):
+        add(
+            "duplicate",
+            f"repeated column names: {_names(repeated)}",
+            "rename them so that every column has a name of its own",
+            repeated,
+        )
+        X = X.loc[:, ~X.columns.duplicated()]
+    ids = {c: why for c in X.columns if (why := _identifier(c, X[c])) is not None}
+    # categorical = 'drop' leaves text columns out, text identifiers with them
+    reported = {c: w for c, w in ids.items() if not (data.categorical == "drop" and _is_text(X[c]))}
+    if reported:
+        ids = reported
+        shown = ", ".join(f"{c!r} ({why})" for c, why in list(ids.items())[:_SHOWN])
+        more = len(ids) - _SHOWN
+        add(
+            "identifier",
+            f"identifier column(s), a different value in every row: {shown}"
+            + (f" and {more} more" if more > 0 else "")
+            + "; an identifier is no feature (a ranker would rank the sample ids)",
+            f"leave them out: [data] drop = {_list(ids)}",
+            ids,
+        )
+    features = X.drop(columns=list(ids))
+    gaps = features.isna().sum()
+    gaps = gaps[gaps > 0]
+    if len(gaps) and data.missing == "error":
+        shown = ", ".join(f"{c!r} ({n} of {len(X)} rows)" for c, n in gaps.iloc[:_SHOWN].items())
+        more = len(gaps) - _SHOWN
+        rows = int(features.isna().any(axis=1).sum())
+        add(
+            "missing",
+            f"missing values in {len(gaps)} column(s): {shown}"
+            + (f" and {more} more" if more > 0 else "")
+            + f"; {rows} of {len(X)} rows have a gap",
+            _MISSING_FIX,
+            gaps.index,
+        )
+    elif len(gaps) and data.missing.startswith("impute"):
+        empty = [c for c in gaps.index if gaps[c] == len(X)]
+        if empty:
+            add(
+                "missing",
+                f"column(s) with no value at all cannot be imputed: {_names(empty)}",
+                f"[data] drop = {_list(empty)} (or missing = 'drop_columns')",
+                empty,
+            )
+    if y is not None and y.isna().any() and data.missing == "error":
+        add(
+            "missing",
+            f"the target is missing in {int(y.isna().sum())} of {len(y)} rows",
+            "[data] missing = 'drop_rows' (any missing option drops rows without a target)",
+        )
+    text = [c for c in features.columns if _is_text(features[c])]
+    times = [c for c in text if _is_time(features[c])]
+    if text and data.categorical == "error":
+        shown = ", ".join(f"{c!r} ({features[c].nunique()} values)" for c in text[:_SHOWN]) + (
+            f" and {len(text) - _SHOWN} more" if len(text) > _SHOWN else ""
+        )
+        add(
+            "text",
+            f"text (non-numeric) column(s): {shown}",
+            "[data] categorical = 'onehot' (one 0/1 column per value), 'ordinal' or 'drop', "
+            f"or leave them out: [data] drop = {_list(text)}",
+            text,
+        )
+    elif times and data.categorical == "onehot":
+        add(
+            "text",
+            f"date/time column(s) {_names(times)} are no categories",
+            f"[data] categorical = 'ordinal' (codes in time order), or [data] drop = "
+            f"{_list(times)}",
+            times,
+        )
+    transform = data.get("transform") or "none"
+    if transform != "none":
+        from moweights.transform import negative_columns
+
+        negative = negative_columns(features)
+        if negative:
+            shown = ", ".join(f"{c!r} (min {v:.4g})" for c, v in list(negative.items())[:_SHOWN])
+            more = len(negative) - _SHOWN
+            add(
+                "transform",
+                f"transform = {transform!r} takes values >= 0; {len(negative)} column(s) hold "
+                f"negative values: {shown}" + (f" and {more} more" if more > 0 else ""),
+                "[data] transform = 'none' (data already on a log scale, or centred)",
+                negative,
+            )
+    out += _class_problems(y, config, where, supervised)
+    constant = [c for c in features.columns if features[c].nunique(dropna=True) <= 1]
+    if constant:
+        everything = len(constant) == features.shape[1]
+        add(
+            "constant",
+            f"{len(constant)} constant column(s), one value in every row: {_names(constant)}"
+            + ("; nothing is left to rank" if everything else "; every ranker ranks them last"),
+            f"leave them out: [data] drop = {_list(constant)}",
+            constant,
+            blocking=everything,
+        )
+    return out
+
+
+def _uses_target(config: RunConfig) -> bool:
+    from moweights.pipeline.steps import make_ranker, needs_y
+
+    ev = config.evaluation
+    if ev.enabled and (ev.classification.enabled is not False or ev.error_curves.enabled):
+        return True  # "auto" evaluations use classes when there are some
+    return any(needs_y(make_ranker(spec, config, main=False)) for spec in config.rankers)
+
+
+def _label(value) -> str:
+    """A class label as the user wrote it (numpy scalars as Python's)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _class_problems(y, config: RunConfig, where: str, supervised) -> list[DataProblem]:
+    if y is None or not is_classes(y.dropna()):
+        return []
+    counts = pd.Series(np.asarray(y.dropna())).value_counts()
+    supervised = _uses_target(config) if supervised is None else supervised
+    if not supervised:
+        return []
+    out = []
+    if pd.api.types.is_numeric_dtype(y) and len(counts) > max(20, len(y) // 10):
+        # whole numbers of many values (a count, a score): the evaluation reads them as
+        # classes (scikit-learn's type_of_target), but they are more likely a quantity
+        singles = int((counts < 2).sum())
+        out.append(
+            DataProblem(
+                "classes",
+                f"the target holds {len(counts)} distinct whole numbers in {len(y)} "
+                f"rows ({singles} of a single row): the evaluation reads them as classes",
+                "if the target is a quantity, store it with decimals that are not all .0; if it "
+                "holds classes, merge the rare ones",
+                False,
+                where,
+            )
+        )
+        return out
+    if len(counts) < 2:
+        value = counts.index[0] if len(counts) else None
+        out.append(
+            DataProblem(
+                "classes",
+                f"the target holds a single class ({_label(value)} in every row)",
+                "supervised rankers and class prediction need two classes or more: check "
+                "[data] target",
+                True,
+                where,
+            )
+        )
+        return out
+    rare = counts[counts < 2]
+    if len(rare):
+        shown = ", ".join(f"{_label(k)} (1 row)" for k in list(rare.index)[:_SHOWN])
+        out.append(
+            DataProblem(
+                "classes",
+                f"{len(rare)} class(es) of a single row: {shown}",
+                "a class needs at least 2 rows (one to fit on, one to test): merge or drop the "
+                "rare classes in the file",
+                True,
+                where,
+            )
+        )
+        return out
+    cv = config.evaluation.cv
+    smallest = int(counts.min())
+    if config.evaluation.enabled and smallest < cv:
+        small = counts[counts < cv]
+        shown = ", ".join(f"{_label(k)} ({n} rows)" for k, n in list(small.items())[:_SHOWN])
+        out.append(
+            DataProblem(
+                "classes",
+                f"too few samples per class for {cv}-fold evaluation: {shown}; each "
+                "fold's test part would miss the class",
+                f"[evaluation] cv = {smallest} (the smallest class's size), or enabled = false",
+                True,
+                where,
+            )
+        )
+    return out
+
+
+def _where(config: RunConfig, site: str, n_units: int) -> str:
+    name = config.data.get("name")
+    if n_units > 1:
+        return f"site {site!r}"
+    return f"data set {name!r}" if name else ""
+
+
+def _header_problems(config: RunConfig, where: str) -> list[DataProblem]:
+    """Repeated names in the header of a csv/tsv file (pandas renames them on reading)."""
+    from moweights.datasets import duplicate_columns
+
+    paths = [s.path for s in config.sites if s.get("path")] or [config.data.get("path")]
+    out = []
+    for path in paths:
+        if path is None or config.data.get("transpose"):
+            continue
+        try:
+            repeated = duplicate_columns(path)
+        except MoweightsError:
+            continue  # the reading itself reports it
+        if repeated:
+            shown = ", ".join(f"{c!r} ({n} times)" for c, n in list(repeated.items())[:_SHOWN])
+            out.append(
+                DataProblem(
+                    "duplicate",
+                    f"{Path(path).name} repeats column names: {shown} (read as "
+                    f"'name', 'name.1', ...)",
+                    "rename them in the file so that every column has a name of its own",
+                    True,
+                    where,
+                    tuple(repeated),
+                )
+            )
+    return out
+
+
+def unit_problems(config: RunConfig, units: dict) -> list[DataProblem]:
+    """Every problem of a single data set's loaded units (one, or one per site)."""
+    out = _header_problems(config, _where(config, "", 1))
+    for site, (X, y) in units.items():
+        out += table_problems(X, y, config, where=_where(config, site, len(units)))
+    return out
+
+
+def data_problems(config: RunConfig) -> list[DataProblem]:
+    """Every problem of every data set of ``config`` (each of a study's), read as its run
+    would read it; a file that cannot be read is one ``unreadable`` problem."""
+    out = []
+    for data in config.datasets or (config.data,):
+        sub = config.for_dataset(data) if config.datasets else config
+        where = f"data set {data.name!r}" if config.datasets else ""
+        try:
+            units = load_units(sub)
+        except MoweightsError as exc:
+            out.append(
+                DataProblem(
+                    "unreadable",
+                    " ".join(str(exc).split()),
+                    "fix the file or the [data] options",
+                    True,
+                    where,
+                )
+            )
+            continue
+        found = unit_problems(sub, units)
+        if where:
+            found = [
+                DataProblem(
+                    p.kind,
+                    p.message,
+                    p.fix,
+                    p.blocking,
+                    f"{where}: {p.where}" if p.where else where,
+                    p.columns,
+                )
+                for p in found
+            ]
+        out += found
+    order = {k: i for i, k in enumerate(KINDS)}
+    return sorted(out, key=lambda p: (not p.blocking, order.get(p.kind, len(order))))
+
+
+def raise_blocking(config: RunConfig, problems: list[DataProblem]) -> None:
+    """Raise :class:`~rankers.exceptions.DataProblemsError` (a ``ConfigError``: exit code
+    2 from the command line) listing the blocking problems; nothing when there are none."""
+    blocking = [p for p in problems if p.blocking]
+    if blocking:
+        lines = [f"{config.source}: data: {p}" for p in blocking]
+        raise DataProblemsError(lines, path=config.source)
+
+
+def load_checked(config: RunConfig) -> tuple[dict, list[str]]:
+    """A single data set's units, loaded once and checked: every blocking problem at once
+    as a :class:`~rankers.exceptions.DataProblemsError`, the others as notes.
+
+    Returns
+    -------
+    units : dict
+        As :func:`~moweights.pipeline.data.load_units` gives them (for
+        :func:`~moweights.pipeline.data.prepare_units`).
+    notes : list of str
+        The non-blocking problems, for the run's notes.
+    """
+    units = load_units(config)
+    problems = unit_problems(config, units)
+    raise_blocking(config, problems)
+    return units, [f"data: {p}" for p in problems if not p.blocking]
