@@ -390,3 +390,13 @@ def test_generic_tolerance_reaches_the_aggregation(tmp_path):
     assert len(result.aggregated["generic"]) >= len(strict.aggregated["generic"])
     with pytest.raises(ConfigError, match="tolerance"):
         parse_config({**raw, "aggregation": {"tolerance": 0.6}})
+
+
+@given(st.text())
+def test_toml_strings_read_back_as_written(text):
+    """Every string, DEL and the other control characters included, is valid TOML."""
+    import tomllib
+
+    from moweights.config.export import toml_value
+
+    assert tomllib.loads(f"key = {toml_value(text)}\n") == {"key": text}
