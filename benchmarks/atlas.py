@@ -9,7 +9,10 @@ the cells of the first seed (``--curves-seeds``) of data with a target (every st
 but ``modules`` and ``manifold``) up to W features also get the shared error curves'
 score: the ECA of the ranking against a random one (``aggregation.evaluation.eca``,
 uniform weights, the paper's quadratic SVM, 5 folds, subsets of 1, 2, 4, ... features),
-> 0 when the ranking's top features predict the target better than its bottom ones.
+> 0 when the ranking's top features predict the target better than its bottom ones. That
+ECA is **whole-data (optimistic)**: the ranking was fitted on all the cell's rows and the
+curve's folds test on rows it saw, the selection bias a run's nested protocol removes; it
+compares rankers with one another on planted data, it is no estimate of held-out error.
 Every column is standardised (mean 0, variance 1) unless ``--raw``: a planted signal also
 adds variance, and on raw columns the variance alone finds it. Unsupervised rankers run on
 every structure (on X alone); supervised rankers only where the structure has a class
@@ -498,7 +501,8 @@ def summary_markdown(frame: pd.DataFrame, args, seconds: float) -> str:
             at = ", ".join(str(w) for w in sorted(sub["n_features"].unique()))
             lines += [
                 "",
-                f"### {structure}: ECA against a random ranking ({at} features)",
+                f"### {structure}: ECA against a random ranking ({at} features; whole-data, "
+                "optimistic: the ranking saw every fold's test rows)",
                 "",
                 to_markdown(t, ".3f"),
             ]

@@ -429,6 +429,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--costs", action="store_true", help="print the per-cell costs from the cache and stop"
     )
+    parser.add_argument(
+        "--costs-out", type=Path, metavar="CSV", help="with --costs: also write the table here"
+    )
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
     args = parser.parse_args(argv)  # fmt: skip
     from threadpoolctl import threadpool_limits
