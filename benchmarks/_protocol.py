@@ -52,10 +52,6 @@ STATUSES = ("ok", "error", "timeout")
 DEFAULT_CACHE = (
     Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "moweights-benchmarks"
 )
-# the repository root, so the scripts also run from a checkout where the project is not
-# installed (appended: an installed copy wins)
-if str(ROOT) not in sys.path:
-    sys.path.append(str(ROOT))
 
 
 # ------------------------------------------------------------------ data
@@ -789,6 +785,59 @@ def stats_markdown(info: dict) -> str:
     ]
     lines += [f"| {k} | {v:.3f} |" for k, v in info["avg_ranks"].items()]
     return "\n".join(lines)
+
+
+def chosen_datasets(args: argparse.Namespace) -> tuple[list[Dataset], list[str]]:
+    """The data sets a protocol run's ``--data-dir``, ``--datasets`` and ``--smallest`` pick,
+    and the names skipped as missing; exits when there is none."""
+    datasets, skipped = select_datasets(*list_datasets(args.data_dir), args.datasets, args.smallest)
+    if not datasets:
+        raise SystemExit(f"no data sets found in {args.data_dir}")
+    return datasets, skipped
+
+
+def command_line(script: str, argv: list[str] | None) -> str:
+    """The command a protocol run records: ``python benchmarks/<script> <arguments>``."""
+    return f"python benchmarks/{Path(script).name} " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
+
+
+def skipped_line(skipped: list[str], named: bool) -> str:
+    """The summary's line naming the data sets missing here and, unless the run named its
+    data sets, those left out as not independent (§5.1)."""
+    line = f"Data sets missing here (skipped by name): {', '.join(skipped) or 'none'}."
+    if not named:
+        line += f" Left out as not independent (§5.1): {', '.join(NOT_INDEPENDENT)}."
+    return line
+
+
+def finish_run(
+    out: Path,
+    table: pd.DataFrame,
+    records: list[dict],
+    *,
+    higher_is_better: bool,
+    title: str,
+    command: str,
+    skipped: list[str],
+) -> tuple[pd.DataFrame, dict]:
+    """What every protocol run writes beside its own tables in ``out``: ``cells.csv`` (every
+    cell's status), the rank statistics and CD diagram of ``table`` (:func:`compare_methods`)
+    and ``run.json`` (command, versions, skipped data sets). Returns the status table and
+    the statistics."""
+    status = status_table(records)
+    status.to_csv(out / "cells.csv", index=False)
+    info = compare_methods(table, higher_is_better=higher_is_better, out_dir=out, title=title)
+    (out / "run.json").write_text(
+        json.dumps({"command": command, "versions": versions(), "skipped": skipped}, indent=2)
+    )
+    return status, info
+
+
+def summary_tail(status: pd.DataFrame) -> list[str]:
+    """The last sections of every protocol summary: where the time went, and failed cells."""
+    return [*timing_markdown(status), *failed_cells_markdown(status)]
 
 
 def versions() -> dict[str, str]:

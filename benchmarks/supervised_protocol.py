@@ -39,39 +39,13 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import sys
 import time
 from pathlib import Path
 
+import _protocol as harness  # the protocols' harness: cells, cache, parts, tables
 import numpy as np
 import pandas as pd
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _protocol import (
-    DEFAULT_DATA_DIR,
-    NOT_INDEPENDENT,
-    Cell,
-    add_run_arguments,
-    code_fingerprint,
-    compare_methods,
-    failed_cells_markdown,
-    list_datasets,
-    load_dataset,
-    load_part,
-    parse_sets,
-    run_cells,
-    run_options,
-    save_part,
-    select_datasets,
-    stats_markdown,
-    status_table,
-    timing_markdown,
-    to_markdown,
-    versions,
-    write_table,
-)
 
 PROTOCOL = "supervised"
 RANKERS = ("info_gain", "relieff", "svm_rfe", "random_forest")
@@ -101,7 +75,7 @@ def compute_cell(payload: dict) -> dict:
     from aggregation.evaluation import ffa_rfa, random_curves
 
     s = payload["settings"]
-    X, y = load_dataset(payload["path"])
+    X, y = harness.load_dataset(payload["path"])
     y = np.unique(y, return_inverse=True)[1]  # {-1, 1} and 1..C alike -> 0..C-1
     curve_args = {
         "cv": s["folds"],
@@ -146,9 +120,9 @@ def _random_in_parts(X, y, start: int, n_random: int, curve_args: dict, parts_di
     from aggregation.evaluation import random_curves
 
     stop = start + n_random
-    blocks = {j: load_part(parts_dir, f"random_{j}") for j in range(start, stop)}
+    blocks = {j: harness.load_part(parts_dir, f"random_{j}") for j in range(start, stop)}
     missing = [j for j, v in blocks.items() if not _is_curve_part(v)]
-    attrs = load_part(parts_dir, "attrs")
+    attrs = harness.load_part(parts_dir, "attrs")
     quick = False
     while missing:
         first = missing[0]
@@ -160,10 +134,10 @@ def _random_in_parts(X, y, start: int, n_random: int, curve_args: dict, parts_di
         quick = time.perf_counter() - tic < QUICK_RANKING * count
         if not isinstance(attrs, dict):
             attrs = dict(part.attrs)
-            save_part(parts_dir, "attrs", attrs)
+            harness.save_part(parts_dir, "attrs", attrs)
         for j, rows in part.groupby("ranking", sort=True):
             blocks[int(j)] = rows[["i", "ffa", "rfa"]].to_numpy(dtype=float)
-            save_part(parts_dir, f"random_{int(j)}", blocks[int(j)])
+            harness.save_part(parts_dir, f"random_{int(j)}", blocks[int(j)])
         missing = missing[count:]
     ordered = [blocks[j] for j in range(start, stop)]
     frame = pd.DataFrame(
@@ -189,7 +163,7 @@ def feasible_folds(folds: int, path: str) -> int:
     classes, the largest of 9); such a data set gets as many folds as its largest class
     has samples, and the summary names it.
     """
-    _, y = load_dataset(path)
+    _, y = harness.load_dataset(path)
     return int(min(folds, np.unique(y, return_counts=True)[1].max()))
 
 
@@ -198,8 +172,8 @@ def feasible_folds(folds: int, path: str) -> int:
 _EVALUATION = ("aggregation.error_curves", "aggregation.evaluation.error_curves")
 
 
-def make_cells(args, datasets) -> list[Cell]:
-    overrides = parse_sets(args.set)
+def make_cells(args, datasets) -> list[harness.Cell]:
+    overrides = harness.parse_sets(args.set)
     cells = []
     for d in datasets:
         common = {"folds": feasible_folds(args.folds, d.path), "grid": args.grid}
@@ -207,14 +181,14 @@ def make_cells(args, datasets) -> list[Cell]:
         common["data_sha256"] = d.sha256
         for name in args.rankers:
             settings = common | {"params": overrides.get(name, {})}
-            settings["code"] = code_fingerprint([name], _EVALUATION)
-            cells.append(Cell(PROTOCOL, d.name, name, settings, {"path": d.path}))
+            settings["code"] = harness.code_fingerprint([name], _EVALUATION)
+            cells.append(harness.Cell(PROTOCOL, d.name, name, settings, {"path": d.path}))
         for start in range(0, args.n_random, args.random_part):
             stop = min(start + args.random_part, args.n_random)
             settings = common | {"n_random": stop - start, "start": start}
-            settings["code"] = code_fingerprint(modules=_EVALUATION)
+            settings["code"] = harness.code_fingerprint(modules=_EVALUATION)
             name = random_cell_name(start, stop)
-            cells.append(Cell(PROTOCOL, d.name, name, settings, {"path": d.path}))
+            cells.append(harness.Cell(PROTOCOL, d.name, name, settings, {"path": d.path}))
     return cells
 
 
@@ -294,9 +268,6 @@ def other_weightings(long: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-_NOT_INDEP = ", ".join(NOT_INDEPENDENT)
-
-
 def fewer_folds_text(fewer: dict[str, int]) -> str:
     """The summary's words for the data sets given fewer folds than asked ("" if none)."""
     if not fewer:
@@ -324,37 +295,39 @@ def main(argv: list[str] | None = None) -> dict:
         help="random rankings per cell (the expected curve's parts; default 10)",
     )
     parser.add_argument("--set", action="append", help="RANKER.PARAM=VALUE (JSON value)")
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument("--data-dir", type=Path, default=harness.DEFAULT_DATA_DIR)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/supervised"))
-    add_run_arguments(parser, budget=3600.0)
+    harness.add_run_arguments(parser, budget=3600.0)
     args = parser.parse_args(argv)
     resolve_grid(args.grid, 100)  # reject a bad grid before any cell runs
     if args.random_part < 1:
         parser.error("--random-part must be at least 1")
-    datasets, skipped = select_datasets(*list_datasets(args.data_dir), args.datasets, args.smallest)
-    if not datasets:
-        raise SystemExit(f"no data sets found in {args.data_dir}")
+    datasets, skipped = harness.chosen_datasets(args)
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
 
     cells = make_cells(args, datasets)
-    records = run_cells(cells, script=__file__, **run_options(args))
+    records = harness.run_cells(cells, script=__file__, **harness.run_options(args))
     fewer = {c.dataset: c.settings["folds"] for c in cells if c.settings["folds"] < args.folds}
     long, curves = summarise(records, args.n_random)
     order = [d.name for d in datasets]
     table = weighting_table(long, "uniform", order)
-    write_table(table, out, "eca_uniform")
+    harness.write_table(table, out, "eca_uniform")
     long.to_csv(out / "eca_all.csv", index=False)
     curves.to_csv(out / "curves.csv", index=False)
-    status = status_table(records)
-    status.to_csv(out / "cells.csv", index=False)
-    info = compare_methods(table, higher_is_better=True, out_dir=out, title="ECA (uniform)")
-    per_weighting = other_weightings(long, order)
-    write_table(per_weighting, out, "weightings", index=False)
-
-    command = "python benchmarks/supervised_protocol.py " + " ".join(
-        sys.argv[1:] if argv is None else argv
+    command = harness.command_line(__file__, argv)
+    status, info = harness.finish_run(
+        out,
+        table,
+        records,
+        higher_is_better=True,
+        title="ECA (uniform)",
+        command=command,
+        skipped=skipped,
     )
+    per_weighting = other_weightings(long, order)
+    harness.write_table(per_weighting, out, "weightings", index=False)
+
     lines = [
         "# Supervised protocol (error-curve paper): ECA against a random ranking -- "
         "OPTIMISTIC (whole-data rankings)",
@@ -370,29 +343,24 @@ def main(argv: list[str] | None = None) -> dict:
         f"`random[a:b]` cells score random rankings a..b-1; the expected curve "
         f"pools all {args.n_random} of them (computed in parts of {args.random_part}) and is "
         "used by the magnitude weightings only. Higher is better.",
-        f"Data sets missing here (skipped by name): {', '.join(skipped) or 'none'}."
-        + ("" if args.datasets else f" Left out as not independent (§5.1): {_NOT_INDEP}."),
+        harness.skipped_line(skipped, named=bool(args.datasets)),
         "",
         "## ECA, uniform weighting (data set x ranker; empty = failed or timed out)",
         "",
-        to_markdown(table),
+        harness.to_markdown(table),
         "",
         "## Rank statistics (uniform)",
         "",
-        stats_markdown(info),
+        harness.stats_markdown(info),
         "",
         "## Every weighting: average ranks and Friedman p (complete data sets)",
         "",
-        to_markdown(per_weighting, index=False) if len(per_weighting) else "none",
+        harness.to_markdown(per_weighting, index=False) if len(per_weighting) else "none",
         "",
-        *timing_markdown(status),
-        *failed_cells_markdown(status),
+        *harness.summary_tail(status),
     ]
     (out / "summary.md").write_text("\n".join(lines) + "\n")
-    (out / "run.json").write_text(
-        json.dumps({"command": command, "versions": versions(), "skipped": skipped}, indent=2)
-    )
-    print(f"\nECA uniform ({out}):\n{to_markdown(table)}\n\n{stats_markdown(info)}")
+    print(f"\nECA uniform ({out}):\n{harness.to_markdown(table)}\n\n{harness.stats_markdown(info)}")
     return {"table": table, "eca": long, "curves": curves, "status": status, "stats": info}
 
 

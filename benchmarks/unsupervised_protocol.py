@@ -28,37 +28,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import sys
 from pathlib import Path
 
+import _protocol as harness  # the protocols' harness: cells, cache, parts, tables
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _protocol import (
-    DEFAULT_DATA_DIR,
-    NOT_INDEPENDENT,
-    Cell,
-    add_run_arguments,
-    code_fingerprint,
-    compare_methods,
-    failed_cells_markdown,
-    list_datasets,
-    load_dataset,
-    load_part,
-    parse_sets,
-    run_cells,
-    run_options,
-    save_part,
-    select_datasets,
-    stats_markdown,
-    status_table,
-    timing_markdown,
-    to_markdown,
-    versions,
-    write_table,
-)
 
 PROTOCOL = "unsupervised"
 #: variant -> (metric, neighbours, top features compared)
@@ -109,14 +84,14 @@ class _FittedOnce(BaseEstimator):
         key += (json.dumps(self.params, sort_keys=True), repr(self.random_state))
         if key not in _RANKINGS:
             part = "fold_" + hashlib.sha1(repr(key).encode()).hexdigest()[:16]
-            ranking = load_part(_PARTS["dir"], part)
+            ranking = harness.load_part(_PARTS["dir"], part)
             if ranking is None or ranking.shape != (X.shape[1],):
                 est = rankers.get(self.name, **(self.params or {}))
                 # the seeding topk_curve gives a ranker whose random_state is None
                 if est.get_params().get("random_state", 0) is None:
                     est.set_params(random_state=self.random_state)
                 ranking = est.fit(X, y).ranking_
-                save_part(_PARTS["dir"], part, ranking)
+                harness.save_part(_PARTS["dir"], part, ranking)
             _RANKINGS[key] = ranking
         self.ranking_ = _RANKINGS[key]
         return self
@@ -137,7 +112,7 @@ def compute_cell(payload: dict) -> dict:
 
     s = payload["settings"]
     _PARTS["dir"] = payload.get("parts_dir")
-    X, _ = load_dataset(payload["path"])
+    X, _ = harness.load_dataset(payload["path"])
     n = X.shape[1]
     ranker = payload["ranker"]
     est = "random" if ranker == "random" else _FittedOnce(ranker, s["params"] or None)
@@ -163,9 +138,9 @@ def compute_cell(payload: dict) -> dict:
 _EVALUATION = ("aggregation.evaluation.topk",)
 
 
-def make_cells(args, datasets) -> list[Cell]:
+def make_cells(args, datasets) -> list[harness.Cell]:
     """One cell per (data set, ranker), computing every variant: its key names no variant."""
-    overrides = parse_sets(args.set)
+    overrides = harness.parse_sets(args.set)
     cells = []
     for d in datasets:
         for name in [*args.rankers, "random"]:
@@ -176,9 +151,9 @@ def make_cells(args, datasets) -> list[Cell]:
                 "n_random": args.n_random,
                 "params": ranker_params(name, d.n_classes, overrides),
                 "data_sha256": d.sha256,
-                "code": code_fingerprint([name], _EVALUATION),
+                "code": harness.code_fingerprint([name], _EVALUATION),
             }
-            cells.append(Cell(PROTOCOL, d.name, name, settings, {"path": d.path}))
+            cells.append(harness.Cell(PROTOCOL, d.name, name, settings, {"path": d.path}))
     return cells
 
 
@@ -216,24 +191,19 @@ def write_summary(args, variant, out: Path, table, status, info, skipped, comman
         f"{args.folds}-fold CV, ranking refit on every training fold (once for all "
         f"variants), seed {args.seed}; random = mean of {args.n_random} random rankings per "
         "fold. Lower is better.",
-        f"Data sets missing here (skipped by name): {', '.join(skipped) or 'none'}."
-        + ("" if args.datasets else f" Left out as not independent (§5.1): {_NOT_INDEP}."),
+        harness.skipped_line(skipped, named=bool(args.datasets)),
         "",
         f"## {metric.upper()}@{top_k} (data set x ranker; empty = failed or timed out)",
         "",
-        to_markdown(table),
+        harness.to_markdown(table),
         "",
         "## Rank statistics",
         "",
-        stats_markdown(info),
+        harness.stats_markdown(info),
         "",
-        *timing_markdown(status),
-        *failed_cells_markdown(status),
+        *harness.summary_tail(status),
     ]
     (out / "summary.md").write_text("\n".join(lines) + "\n")
-
-
-_NOT_INDEP = ", ".join(NOT_INDEPENDENT)
 
 
 def output_dirs(args) -> dict[str, Path]:
@@ -251,18 +221,19 @@ def write_variant(args, variant, out, records, datasets, skipped, command) -> di
     table, curves = summarise(records, variant)
     table = table.reindex([d.name for d in datasets])
     stem = f"{metric}_at_{top_k}"
-    write_table(table, out, stem)
+    harness.write_table(table, out, stem)
     curves.to_csv(out / "curves.csv", index=False)
-    status = status_table(records)
-    status.to_csv(out / "cells.csv", index=False)
-    info = compare_methods(
-        table, higher_is_better=False, out_dir=out, title=f"{metric.upper()}@{top_k}"
+    status, info = harness.finish_run(
+        out,
+        table,
+        records,
+        higher_is_better=False,
+        title=f"{metric.upper()}@{top_k}",
+        command=command,
+        skipped=skipped,
     )
     write_summary(args, variant, out, table, status, info, skipped, command)
-    (out / "run.json").write_text(
-        json.dumps({"command": command, "versions": versions(), "skipped": skipped}, indent=2)
-    )
-    print(f"\n{stem} ({out}):\n{to_markdown(table)}\n\n{stats_markdown(info)}")
+    print(f"\n{stem} ({out}):\n{harness.to_markdown(table)}\n\n{harness.stats_markdown(info)}")
     return {"table": table, "curves": curves, "status": status, "stats": info}
 
 
@@ -280,22 +251,20 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--n-random", type=int, default=10, help="random rankings per fold")
     parser.add_argument("--set", action="append", help="RANKER.PARAM=VALUE (JSON value)")
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument("--data-dir", type=Path, default=harness.DEFAULT_DATA_DIR)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/unsupervised"))
     parser.add_argument(
         "--frane-out", type=Path, help="with --variant both: the frane tables (default OUT_frane)"
     )
-    add_run_arguments(parser, budget=3600.0)
+    harness.add_run_arguments(parser, budget=3600.0)
     args = parser.parse_args(argv)
     args.rankers = [r for r in (args.rankers or unsupervised_rankers()) if r != "random"]
-    datasets, skipped = select_datasets(*list_datasets(args.data_dir), args.datasets, args.smallest)
-    if not datasets:
-        raise SystemExit(f"no data sets found in {args.data_dir}")
+    datasets, skipped = harness.chosen_datasets(args)
 
-    records = run_cells(make_cells(args, datasets), script=__file__, **run_options(args))
-    command = "python benchmarks/unsupervised_protocol.py " + " ".join(
-        sys.argv[1:] if argv is None else argv
+    records = harness.run_cells(
+        make_cells(args, datasets), script=__file__, **harness.run_options(args)
     )
+    command = harness.command_line(__file__, argv)
     results = {
         variant: write_variant(args, variant, out, records, datasets, skipped, command)
         for variant, out in output_dirs(args).items()
