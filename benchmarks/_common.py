@@ -1,12 +1,18 @@
 """Shared helpers of the benchmark scripts: timing, peak memory, tables, data access.
 
 Benchmarks compare against a baseline run side by side in the same process and print
-ratios; they never assert wall-clock limits.
+ratios; they never assert wall-clock limits. Scripts run as ``python benchmarks/x.py``
+find this module because their own folder is on ``sys.path``.
+
+CPU time has two meanings here, each with one function: :func:`cpu_seconds` is this
+process's own CPU time (user + system, all its threads), :func:`cpu_seconds_children` that
+of the child processes it has waited for (fresh interpreters, ``moweights run``).
 """
 
 from __future__ import annotations
 
 import gc
+import resource
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -55,6 +61,36 @@ def measure(fn: Callable[[], Any], repeat: int = 1, memory: bool = True) -> Meas
     return Measurement(best, peak, result)
 
 
+def cpu_seconds() -> float:
+    """CPU seconds (user + system, every thread) this process has used so far.
+
+    Read from ``getrusage(RUSAGE_SELF)``: the same quantity as ``time.process_time``, which
+    turns coarse (whole ticks) once ``RLIMIT_CPU`` is set; getrusage does not.
+    """
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def cpu_seconds_children() -> float:
+    """CPU seconds (user + system) of every child process this one has waited for so far.
+
+    Take the difference around ``subprocess.run``: the child's own CPU, imports included.
+    """
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def cpu_call(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """``fn()``'s CPU seconds in this process (:func:`cpu_seconds`) and its result.
+
+    Garbage is collected first, outside the timed span, as in :func:`measure`.
+    """
+    gc.collect()
+    start = cpu_seconds()
+    result = fn()
+    return cpu_seconds() - start, result
+
+
 def print_table(rows: list[dict], title: str | None = None) -> pd.DataFrame:
     """Print a list of row dicts as an aligned table and return it as a DataFrame."""
     frame = pd.DataFrame(rows)
@@ -63,6 +99,17 @@ def print_table(rows: list[dict], title: str | None = None) -> pd.DataFrame:
     with pd.option_context("display.width", 200, "display.max_columns", 50):
         print(frame.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     return frame
+
+
+def make_clusters(m: int, n: int, seed: int, n_classes: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """``m`` seeded samples in ``n_classes`` clusters on the first 20 features, noise on the
+    rest, every value positive (shifted by 5): ``X`` and the cluster labels ``y``."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, size=m)
+    X = rng.normal(size=(m, n))
+    informative = min(20, n)
+    X[:, :informative] += rng.normal(0.0, 1.5, size=(n_classes, informative))[y]
+    return X + 5.0, y
 
 
 def load_skfeature(name: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -74,3 +121,37 @@ def load_skfeature(name: str) -> tuple[np.ndarray, np.ndarray] | None:
 
     content = loadmat(path)
     return np.asarray(content["X"], dtype=float), np.asarray(content["Y"]).ravel()
+
+
+def one_at_a_time_problem(criteria: Any, objectives: Any) -> Any:
+    """The NSGA-II weighting's baseline: a pymoo ``ElementwiseProblem`` evaluating
+    ``criteria`` on one individual per call (pymoo's own loop), the same criteria the
+    population-vectorised ``WeightingProblem`` evaluates on a whole population at once."""
+    from pymoo.core.problem import ElementwiseProblem
+
+    class OneAtATime(ElementwiseProblem):
+        def __init__(self, criteria, objectives):
+            self.criteria, self.objectives = criteria, objectives
+            n = criteria.n_features
+            super().__init__(n_var=n, n_obj=len(objectives), xl=np.zeros(n), xu=np.ones(n))
+
+        def _evaluate(self, x, out, *args, **kwargs):
+            out["F"] = self.criteria.evaluate(x[None, :], self.objectives)[0]
+
+    return OneAtATime(criteria, objectives)
+
+
+def rows_markdown(rows: list[dict]) -> str:
+    """A GitHub markdown table of row dicts: every key a column, ``notes`` last, floats to
+    3 significant digits, a missing value empty (``_protocol.to_markdown`` takes a frame)."""
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    keys = [k for k in keys if k != "notes"] + ["notes"]
+
+    def fmt(v):
+        if isinstance(v, float):
+            return "" if np.isnan(v) else f"{v:.3g}"
+        return str(v)
+
+    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    lines += ["| " + " | ".join(fmt(r.get(k, "")) for k in keys) + " |" for r in rows]
+    return "\n".join(lines)

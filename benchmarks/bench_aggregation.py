@@ -19,13 +19,9 @@ function is also run on that subsample and must give the same result.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import measure, print_table
 
 from aggregation.combine import borda, generic, mean_rank

@@ -30,15 +30,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _common import print_table
+from _protocol import to_markdown, versions
 from threadpoolctl import threadpool_limits
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE / "micro"))
-sys.path.insert(0, str(HERE))
-import bench_relief  # noqa: E402
-import bench_spectral  # noqa: E402
-from _common import print_table  # noqa: E402
-from _protocol import to_markdown, versions  # noqa: E402
+# the rows come from the per-family scripts in micro/ (one definition of each comparison)
+sys.path.insert(0, str(Path(__file__).resolve().parent / "micro"))
+import bench_relief
+import bench_spectral
 
 DATA = ["digits", "blobs200x5000", "blobs2000x500"]
 COLUMNS = [
@@ -81,9 +80,9 @@ def spectral_rows(data, repeat, budget, threads, methods=None) -> list[dict]:
 
 
 def relief_rows(quick, repeat, budget) -> list[dict]:
-    sets = bench_relief._data_sets(quick)[:3]
+    sets = bench_relief.data_sets(quick)[:3]
     out = []
-    for r in bench_relief._relief_rows(sets, budget, True, repeat):
+    for r in bench_relief.relief_rows(sets, budget, True, repeat):
         out.append(
             {
                 "method": "relieff",
@@ -98,7 +97,7 @@ def relief_rows(quick, repeat, budget) -> list[dict]:
                 "note": r.get("note", ""),
             }
         )
-    for r in bench_relief._rrelieff_rows(sets, repeat):
+    for r in bench_relief.rrelieff_rows(sets, repeat):
         out.append(
             {
                 "method": "rrelieff",
@@ -109,7 +108,7 @@ def relief_rows(quick, repeat, budget) -> list[dict]:
                 "note": "no peer implements RReliefF",
             }
         )
-    for r in bench_relief._svm_rfe_rows(quick, repeat):
+    for r in bench_relief.svm_rfe_rows(quick, repeat):
         out.append(
             {
                 "method": "svm_rfe",

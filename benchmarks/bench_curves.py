@@ -18,13 +18,9 @@ measured time per subset (curve cost is linear in the number of distinct subsets
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import pandas as pd
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import measure, print_table
 
 from aggregation.evaluation import curve_grid, ffa_rfa

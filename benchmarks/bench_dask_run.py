@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import cpu_seconds_children
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -96,16 +97,13 @@ class Cluster:
 
 
 def _run(config: Path, out: Path, extra: list[str], env: dict) -> dict:
-    import resource
-
     argv = [sys.executable, "-m", "moweights", "run", str(config), "-q", "-o", str(out),
             "--no-cache", "-j", "2", *extra]  # fmt: skip
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = cpu_seconds_children()
     start = time.perf_counter()
     subprocess.run(argv, check=True, cwd=ROOT, env={**os.environ, **_ONE_THREAD, **env})
     wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu = cpu_seconds_children() - before
     return {"wall_s": wall, "client_cpu_s": cpu}
 
 

@@ -28,8 +28,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import print_table
 
 PLUGIN = """

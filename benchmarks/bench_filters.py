@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import argparse
 import gc
-import time
 import tracemalloc
 import warnings
 
 import numpy as np
 import pandas as pd
+from _common import cpu_call
 from scipy import stats
 from sklearn.feature_selection import VarianceThreshold, chi2, f_classif
 
@@ -42,13 +42,6 @@ import rankers
 
 SHAPES = ["50x500", "72x7129", "200x2000", "200x20000", "1000x5000", "1000x50000"]
 FILTERS = ["variance", "anova_f", "t_test", "fisher_score", "chi2"]
-
-
-def _cpu(fn) -> float:
-    gc.collect()
-    start = time.process_time()
-    fn()
-    return time.process_time() - start
 
 
 def _peak_mb(fn) -> float:
@@ -118,8 +111,8 @@ def run(shapes: list[str], filters: list[str], repeat: int) -> pd.DataFrame:
                 times["peer"] = []
                 for _ in range(repeat):  # alternate, so load slows both alike
                     for label, fn in variants:
-                        times[label].append(_cpu(fn))
-                    times["peer"].append(_cpu(peer))
+                        times[label].append(cpu_call(fn)[0])
+                    times["peer"].append(cpu_call(peer)[0])
                 peer_mb = _peak_mb(peer)
                 for label, fn in variants:
                     ours_s, peer_s = min(times[label]), min(times["peer"])
@@ -136,7 +129,7 @@ def run(shapes: list[str], filters: list[str], repeat: int) -> pd.DataFrame:
                     }
                     if m * n >= 1000 * 50000:
                         floor_s = min(
-                            _cpu(lambda X=X, y=y, f=name: _floor(f, X, y)) for _ in range(3)
+                            cpu_call(lambda X=X, y=y, f=name: _floor(f, X, y))[0] for _ in range(3)
                         )
                         row["floor_s"] = floor_s
                         row["ours_vs_floor"] = ours_s / floor_s

@@ -2,7 +2,7 @@
 
 Issue 39 item 4: at 200 x 20,000 with correlated features FRANe must stay within 2.5 GB,
 and its memory estimate (what ``check_memory`` is called with) within 1.3x of the
-measured peak, on both kinds of data. Three data sets (``make_data``), each of 200
+measured peak, on both kinds of data. Three data sets (``latent_factor_data``), each of 200
 samples:
 
 * ``independent``: every feature N(0, 1);
@@ -41,6 +41,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from _common import cpu_seconds
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the tree before issue 39's change of FRANe's memory
@@ -49,7 +50,7 @@ _ONE_THREAD = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_
 KINDS = ("independent", "blocks", "mixed")
 
 
-def make_data(kind: str, m: int, n: int, seed: int = 0) -> np.ndarray:
+def latent_factor_data(kind: str, m: int, n: int, seed: int = 0) -> np.ndarray:
     """The benchmark's data (see the module docstring)."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(m, n))
@@ -98,9 +99,7 @@ def _status(key: str) -> int:
 def run_cell(impl: str, kind: str, m: int, n: int, base: str, ranking_file: str) -> dict:
     """One measurement, in this (child) process."""
     import resource
-    import time
 
-    sys.path.insert(0, str(ROOT))
     module = (
         _old_module(base)
         if impl == "old"
@@ -114,15 +113,15 @@ def run_cell(impl: str, kind: str, m: int, n: int, base: str, ranking_file: str)
         return check(n_bytes, what, options)
 
     module.check_memory = record
-    X = make_data(kind, m, n)
+    X = latent_factor_data(kind, m, n)
     module.FRANeRanker().fit(X[:, :50])  # every module loaded before the measurement
     estimates.clear()
     with open("/proc/self/clear_refs", "w") as refs:
         refs.write("5")  # reset VmHWM to the current resident size
     before = _status("VmRSS")
-    start = time.process_time()
+    start = cpu_seconds()
     est = module.FRANeRanker().fit(X)
-    seconds = time.process_time() - start
+    seconds = cpu_seconds() - start
     fit_peak = _status("VmHWM") - before
     np.save(ranking_file, est.ranking_)
     return {

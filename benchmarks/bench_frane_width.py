@@ -1,6 +1,6 @@
 """FRANe on wide data: CPU seconds and peak memory as the features grow (issue 17).
 
-Per width (200 samples x 1,000 ... 20,000 features, ``speed_suite.make_data``: clusters in
+Per width (200 samples x 1,000 ... 20,000 features, ``_common.make_clusters``: clusters in
 20 features, noise elsewhere) three implementations run, each in its own child process:
 
 * ``new``: ``rankers.unsupervised.frane`` as it is in this tree (defaults: |r|, 100
@@ -39,6 +39,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from _common import cpu_seconds, make_clusters, rows_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 OLD_COMMIT = "9b10018"
@@ -64,16 +65,6 @@ np.save(sys.argv[2], np.asarray(scores, dtype=float))
 print(json.dumps({"seconds": seconds,
                   "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
-
-
-def make_data(m: int, n: int, seed: int = 0) -> np.ndarray:
-    """``benchmarks/speed_suite.make_data``: 5 clusters in the first 20 features, noise."""
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, 5, size=m)
-    X = rng.normal(size=(m, n))
-    informative = min(20, n)
-    X[:, :informative] += rng.normal(0.0, 1.5, size=(5, informative))[y]
-    return X + 5.0
 
 
 def floor(X: np.ndarray) -> np.ndarray:
@@ -114,14 +105,12 @@ def _old_module():
 def run_cell(impl: str, m: int, n: int, similarity: str, ranking_file: str) -> dict:
     """One measurement, in this (child) process: CPU seconds of fit and peak RSS."""
     import resource
-    import time
 
-    sys.path.insert(0, str(ROOT))
-    X = make_data(m, n)
+    X, _ = make_clusters(m, n, seed=0)
     if impl == "floor":
-        start = time.process_time()
+        start = cpu_seconds()
         floor(X)
-        seconds = time.process_time() - start
+        seconds = cpu_seconds() - start
         ranking = None
     else:
         if impl == "new":
@@ -129,9 +118,9 @@ def run_cell(impl: str, m: int, n: int, similarity: str, ranking_file: str) -> d
         else:
             FRANeRanker = _old_module().FRANeRanker
         est = FRANeRanker(similarity=similarity)
-        start = time.process_time()
+        start = cpu_seconds()
         est.fit(X)
-        seconds = time.process_time() - start
+        seconds = cpu_seconds() - start
         ranking = est.ranking_
         if ranking_file != "-":
             np.save(ranking_file, est.scores_)
@@ -197,7 +186,7 @@ def main(argv=None) -> None:
         row["new/floor"] = row["new s"] / row["floor s"]
         row["same ranking"] = new.get("ranking") == old.get("ranking") if "ranking" in old else "-"
         if args.peer and n <= args.peer_max and Path(args.peer_python).exists():
-            X = make_data(m, n)
+            X, _ = make_clusters(m, n, seed=0)
             np.save(tmp / "X.npy", X)
             script = tmp / "peer.py"
             script.write_text(_PEER)
@@ -219,7 +208,7 @@ def main(argv=None) -> None:
         row["notes"] = "; ".join(row.get("notes", []))
         rows.append(row)
         print(json.dumps(row, default=float), flush=True)
-    table = _markdown(rows)
+    table = rows_markdown(rows)
     print(table)
     if args.out:
         versions = {"python": platform.python_version(), "numpy": np.__version__}
@@ -239,20 +228,6 @@ def main(argv=None) -> None:
             f"Tree: {commit}; old = {OLD_COMMIT}; {versions}; {platform.platform()}; "
             f"{os.cpu_count()} CPUs (shared)\n\n{table}\n"
         )
-
-
-def _markdown(rows: list[dict]) -> str:
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    keys = [k for k in keys if k != "notes"] + ["notes"]
-
-    def fmt(v):
-        if isinstance(v, float):
-            return "" if np.isnan(v) else f"{v:.3g}"
-        return str(v)
-
-    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    lines += ["| " + " | ".join(fmt(r.get(k, "")) for k in keys) + " |" for r in rows]
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":

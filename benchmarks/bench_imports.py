@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
 from pathlib import Path
+
+from _common import cpu_seconds_children
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -48,9 +49,9 @@ def _env(tree: Path) -> dict[str, str]:
     return env
 
 
-def cpu_seconds(code: str, tree: Path) -> float:
+def interpreter_cpu_seconds(code: str, tree: Path) -> float:
     """CPU seconds (user + system) of a fresh interpreter running ``code`` on ``tree``."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = cpu_seconds_children()
     subprocess.run(
         [sys.executable, "-c", code],
         cwd=tree,
@@ -59,8 +60,7 @@ def cpu_seconds(code: str, tree: Path) -> float:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu_seconds_children() - before
 
 
 def heaviest_imports(module: str, tree: Path, top: int = 8) -> list[str]:
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         times: dict[str, list[float]] = {name: [] for name in trees}
         for _ in range(args.repeats):  # alternating, so load changes hit both alike
             for name, tree in trees.items():
-                times[name].append(cpu_seconds(code, tree))
+                times[name].append(interpreter_cpu_seconds(code, tree))
         base, cur = (statistics.median(times[n]) for n in trees)
         print(f"{label:<34}{base:>12.3f}{cur:>12.3f}{cur / base:>8.2f}")
     if args.importtime:

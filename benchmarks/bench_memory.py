@@ -14,13 +14,9 @@ does not.
 from __future__ import annotations
 
 import argparse
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import measure, print_table
 
 import rankers

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
 from pathlib import Path
+
+from _common import cpu_seconds_children
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -32,10 +33,10 @@ STATEMENTS = {
 }
 
 
-def cpu_seconds(code: str) -> float:
+def interpreter_cpu_seconds(code: str) -> float:
     """CPU seconds (user + system) of a fresh interpreter running ``code``."""
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = cpu_seconds_children()
     subprocess.run(
         [sys.executable, "-c", code],
         cwd=REPO,
@@ -44,8 +45,7 @@ def cpu_seconds(code: str) -> float:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu_seconds_children() - before
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     times: dict[str, list[float]] = {name: [] for name in every}
     for _ in range(args.repeats):  # interleaved, so a busy machine slows all alike
         for name, code in every.items():
-            times[name].append(cpu_seconds(code))
+            times[name].append(interpreter_cpu_seconds(code))
     median = {name: statistics.median(t) for name, t in times.items()}
     empty, numpy = median["python -c pass"], median["import numpy"]
     print(f"CPU seconds, median of {args.repeats} fresh interpreters")

@@ -25,20 +25,16 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _common import cpu_seconds, load_skfeature, print_table
+from _protocol import to_markdown, versions
 from threadpoolctl import threadpool_limits
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from _common import load_skfeature, print_table  # noqa: E402
-from _protocol import to_markdown, versions  # noqa: E402
-
-import rankers  # noqa: E402
+import rankers
 
 COLUMNS = ["method", "data", "peer", "ours s", "peer s", "speed-up", "agreement"]
 
@@ -58,9 +54,9 @@ def cpu(fn, repeat: int):
     """(median CPU seconds over ``repeat`` runs, last result)."""
     times, result = [], None
     for _ in range(repeat):
-        start = time.process_time()
+        start = cpu_seconds()
         result = fn()
-        times.append(time.process_time() - start)
+        times.append(cpu_seconds() - start)
     return statistics.median(times), result
 
 

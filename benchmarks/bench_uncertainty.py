@@ -30,17 +30,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _common import print_table
+from _protocol import to_markdown, versions
 from threadpoolctl import threadpool_limits
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from _common import print_table  # noqa: E402
-from _protocol import to_markdown, versions  # noqa: E402
-
-import rankers  # noqa: E402
-from aggregation import Ranking  # noqa: E402
-from aggregation.evaluation import expected_curve, ffa_rfa  # noqa: E402
-from aggregation.uncertainty import shared_top, stability_partition, tolerant_generic  # noqa: E402
+import rankers
+from aggregation import Ranking
+from aggregation.evaluation import expected_curve, ffa_rfa
+from aggregation.uncertainty import shared_top, stability_partition, tolerant_generic
 
 TOLERANCES = (0.0, 0.1, 0.2, 0.3, 0.4)
 

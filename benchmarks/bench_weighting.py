@@ -13,31 +13,14 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
-from pymoo.core.problem import ElementwiseProblem
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import measure, print_table
+from _common import measure, one_at_a_time_problem, print_table
 
 from moweights.weighting import MOWeighting
 from moweights.weighting.criteria import Criteria, parse_objectives
 from moweights.weighting.problem import WeightingProblem
-
-
-class _OneAtATime(ElementwiseProblem):
-    """The baseline: pymoo calls _evaluate once per individual."""
-
-    def __init__(self, criteria, objectives):
-        self.criteria, self.objectives = criteria, objectives
-        n = criteria.n_features
-        super().__init__(n_var=n, n_obj=len(objectives), xl=np.zeros(n), xu=np.ones(n))
-
-    def _evaluate(self, x, out, *args, **kwargs):
-        out["F"] = self.criteria.evaluate(x[None, :], self.objectives)[0]
 
 
 def _data(m, n, seed=0):
@@ -57,7 +40,7 @@ def per_generation(m, n, pop, repeat):
         crit = Criteria(X, y, tuple(k for k, _ in objectives))
         W = np.random.default_rng(1).uniform(size=(pop, n))
         fast = WeightingProblem(crit, objectives)
-        slow = _OneAtATime(crit, objectives)
+        slow = one_at_a_time_problem(crit, objectives)
         a = measure(lambda p=fast, W=W: p.evaluate(W), repeat=repeat, memory=False)
         b = measure(lambda p=slow, W=W: p.evaluate(W), repeat=repeat, memory=False)
         np.testing.assert_allclose(a.result, b.result, rtol=1e-10)

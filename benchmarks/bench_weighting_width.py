@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -34,14 +33,12 @@ import pandas as pd
 import pymoo
 import scipy.stats
 import sklearn
+from _common import cpu_call, one_at_a_time_problem
 from pymoo.algorithms.moo.nsga2 import NSGA2
 from pymoo.operators.crossover.sbx import SBX
 from pymoo.operators.mutation.pm import PM
 from pymoo.optimize import minimize
 from threadpoolctl import threadpool_limits
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_weighting import _OneAtATime  # the per-individual baseline, one definition
 
 import rankers
 from moweights.datasets import make_planted, make_weighting_benchmark
@@ -62,16 +59,10 @@ def _data(m, n, seed=0):
     return (X - lo) / (hi - lo), y
 
 
-def _cpu(fn):
-    start = time.process_time()
-    out = fn()
-    return time.process_time() - start, out
-
-
 def goal1(n_gen):
     X, y = _data(200, 1000)
     est = MOWeighting(objectives=PAPER, n_gen=n_gen, random_state=0)
-    seconds, _ = _cpu(lambda: est.fit(X, y))
+    seconds, _ = cpu_call(lambda: est.fit(X, y))
     return pd.DataFrame(
         [
             {
@@ -128,7 +119,7 @@ def goal2(n_gen, repeat):
         for label, params in runs.items():
             est = MOWeighting(n_gen=n_gen, random_state=0, **params)
             kind = _DirectEntropy if "before" in label else Criteria
-            seconds, _ = _cpu(lambda e=est, c=kind: _fit_with(c, e, X, y))
+            seconds, _ = cpu_call(lambda e=est, c=kind: _fit_with(c, e, X, y))
             best[label] = min(best.get(label, np.inf), seconds)
     base = best["C1,-C2,-C3"]
     rows = [
@@ -191,12 +182,12 @@ def goal3(widths, n_gen):
         times, fronts = {}, {}
         for label, problem in (
             ("vectorised", WeightingProblem(crit, objectives)),
-            ("elementwise", _OneAtATime(crit, objectives)),
+            ("elementwise", one_at_a_time_problem(crit, objectives)),
         ):
             algorithm = NSGA2(
                 pop_size=80, crossover=SBX(prob=0.9), mutation=PM(prob=1.0, prob_var=1.0 / n)
             )
-            times[label], res = _cpu(
+            times[label], res = cpu_call(
                 lambda p=problem, a=algorithm: minimize(p, a, ("n_gen", n_gen), seed=0)
             )
             fronts[label] = res.F
@@ -230,7 +221,7 @@ def goal4(seeds, n_gen, structure, preselect):
         }
         for label, params in runs.items():
             est = MOWeighting(n_gen=n_gen, random_state=seed, **params)
-            seconds, _ = _cpu(lambda e=est, d=data: e.fit(d.X, d.y))
+            seconds, _ = cpu_call(lambda e=est, d=data: e.fit(d.X, d.y))
             precision, _ = data.recovery(data.X.columns[est.ranking_])
             rows.append(
                 {
@@ -242,7 +233,7 @@ def goal4(seeds, n_gen, structure, preselect):
                 }
             )
         filt = rankers.get("anova_f")
-        seconds, _ = _cpu(lambda f=filt, d=data: f.fit(d.X, d.y))
+        seconds, _ = cpu_call(lambda f=filt, d=data: f.fit(d.X, d.y))
         precision, _ = data.recovery(data.X.columns[filt.ranking_])
         rows.append(
             {

@@ -52,10 +52,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import print_table
-from bench_frane_width import _markdown
+from _common import cpu_seconds, print_table, rows_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 FEATURES = (500, 1000, 2000, 5000)
@@ -84,13 +81,6 @@ def data(m: int, n: int, seed: int = 0):
     return planted.X.to_numpy(float), planted.y.to_numpy()
 
 
-def _cpu() -> float:
-    """CPU seconds of this process (all threads); ``time.process_time`` turns coarse
-    (ticks) once ``RLIMIT_CPU`` is set, getrusage does not."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 def run_cell(name: str, m: int, n: int) -> dict:
     """One fit in this (forked child) process: CPU seconds, peak and idle resident MB."""
     import rankers
@@ -106,9 +96,9 @@ def run_cell(name: str, m: int, n: int) -> dict:
     times = []
     while not times or (sum(times) < 0.3 and len(times) < 15):
         est = rankers.get(name, **params)
-        start = _cpu()
+        start = cpu_seconds()
         est.fit(X, y)
-        times.append(_cpu() - start)
+        times.append(cpu_seconds() - start)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"seconds": float(np.median(times)), "peak_mb": peak, "idle_mb": idle,
             "fits": len(times)}  # fmt: skip
@@ -321,7 +311,7 @@ def main(argv=None) -> None:
                  "rows": FEATURE_ROWS, "columns": SAMPLE_COLUMNS}  # fmt: skip
     summary, cells = bench(names, sizes, args.timeout, args.cap, args.budget, args.resume)
     print_table(summary, title="exponents")
-    tables = f"## Exponents\n\n{_markdown(summary)}\n\n## Cells\n\n{_markdown(cells)}\n"
+    tables = f"## Exponents\n\n{rows_markdown(summary)}\n\n## Cells\n\n{rows_markdown(cells)}\n"
     print(tables)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

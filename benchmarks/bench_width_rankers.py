@@ -33,7 +33,6 @@ import platform
 import subprocess
 import sys
 import tempfile
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -41,11 +40,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 import pandas as pd
+from _common import SHARED_DATA, cpu_seconds, load_skfeature, print_table
 from scipy.stats import spearmanr
 from threadpoolctl import threadpool_limits
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import SHARED_DATA, load_skfeature, print_table
 
 ROOT = Path(__file__).resolve().parents[1]
 OLD_COMMIT = "9b10018"
@@ -114,10 +111,10 @@ def run(cls, kwargs, X, y):
     """CPU seconds and peak traced MB of one fit, and the scores."""
     gc.collect()
     tracemalloc.start()
-    start = time.process_time()
+    start = cpu_seconds()
     try:
         scores = cls(**kwargs).fit(X, y).scores_
-        seconds = time.process_time() - start
+        seconds = cpu_seconds() - start
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

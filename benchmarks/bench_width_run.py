@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import cpu_seconds_children
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -125,7 +126,7 @@ def run(config: Path, log: Path, timeout: float) -> dict:
     timer = shutil.which("time") or ("/usr/bin/time" if Path("/usr/bin/time").exists() else None)
     if timer:
         command = [timer, "-v", *command]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = cpu_seconds_children()
     start = time.monotonic()
     with log.open("w") as fh:
         try:
@@ -134,11 +135,11 @@ def run(config: Path, log: Path, timeout: float) -> dict:
         except subprocess.TimeoutExpired:
             code = "timeout"
     wall = time.monotonic() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu = cpu_seconds_children() - before
     text = log.read_text(errors="replace")
     peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
-    peak_mb = int(peak.group(1)) / 1024 if peak else after.ru_maxrss / 1024
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak_mb = int(peak.group(1)) / 1024 if peak else children.ru_maxrss / 1024
     return {"exit": code, "wall_s": wall, "cpu_s": cpu, "peak_mb": peak_mb, "log": text}
 
 

@@ -40,8 +40,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import make_clusters, measure
 from _protocol import (
     Cell,
     add_run_arguments,
@@ -93,16 +92,6 @@ tracemalloc.stop()
 np.save(sys.argv[2], np.asarray(scores, dtype=float))
 print(json.dumps({"seconds": best, "peak_mb": peak}))
 """
-
-
-def make_data(m: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Seeded clusters in the first 20 features, noise elsewhere, all positive."""
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, N_CLASSES, size=m)
-    X = rng.normal(size=(m, n))
-    informative = min(20, n)
-    X[:, :informative] += rng.normal(0.0, 1.5, size=(N_CLASSES, informative))[y]
-    return X + 5.0, y
 
 
 def _order_to_scores(order) -> np.ndarray:
@@ -158,10 +147,8 @@ def compute_cell(payload: dict) -> dict:
     """Time and trace one ranker (ours or a peer) on one shape (runs in the cell's child)."""
     import warnings
 
-    from _common import measure
-
     s = payload["settings"]
-    X, y = make_data(*s["shape"], seed=s["seed"])
+    X, y = make_clusters(*s["shape"], seed=s["seed"], n_classes=N_CLASSES)
     kind, _, name = payload["ranker"].partition(":")
     if kind == "peer" and name == "frane 0.1.0":
         return _frane_peer(payload["frane_python"], X, s["repeat"])
@@ -182,7 +169,7 @@ def compute_cell(payload: dict) -> dict:
         # one untimed fit on small data first: the child's first call pays for lazy
         # imports and library set-up, which would otherwise dominate the small shape
         with contextlib.suppress(Exception):
-            make(*make_data(60, 30, seed=s["seed"]))()
+            make(*make_clusters(60, 30, seed=s["seed"], n_classes=N_CLASSES))()
         result = measure(make(X, y), repeat=s["repeat"], memory=True)
     return {"seconds": result.seconds, "peak_mb": result.peak_mb, "scores": result.result}
 

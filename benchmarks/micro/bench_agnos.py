@@ -39,7 +39,7 @@ MADELON_RELEVANT = [28, 48, 64, 105, 128, 153, 241, 281, 318, 336]
 MADELON_RELEVANT += [338, 378, 433, 442, 451, 453, 455, 472, 475, 493]
 
 
-def make_data(n_samples: int, n_features: int, seed: int) -> np.ndarray:
+def noisy_factor_copies(n_samples: int, n_features: int, seed: int) -> np.ndarray:
     """Five latent factors seen through noisy copies (a tenth of the columns), rest noise."""
     rng = np.random.default_rng(seed)
     z = rng.normal(size=(n_samples, 5))
@@ -87,7 +87,7 @@ def main(argv=None) -> None:
     rows = []
     for shape in args.shapes:
         m, n = (int(v) for v in shape.lower().split("x"))
-        X = make_data(m, n, args.seed)
+        X = noisy_factor_copies(m, n, args.seed)
         base = measure(lambda X=X: LaplacianRanker().fit(X), memory=False)
         est = AgnosSRanker(epochs=epochs, random_state=args.seed)
         seconds, peak = traced_fit(est, X)

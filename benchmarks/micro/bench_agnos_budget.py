@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +28,7 @@ from scipy.stats import spearmanr
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import load_skfeature
+from _common import cpu_seconds, load_skfeature
 from _protocol import to_markdown
 
 from rankers.unsupervised.agnos import AgnosSRanker
@@ -41,9 +40,9 @@ def fit(X: np.ndarray, steps: int | None, seed: int) -> tuple[np.ndarray, float,
     if steps is not None:
         per_epoch = -(-X.shape[0] // est.batch_size)
         est.set_params(epochs=max(1, -(-steps // per_epoch)))
-    start = time.process_time()
+    start = cpu_seconds()
     est.fit(X)
-    return est.scores_, time.process_time() - start, est.n_steps_
+    return est.scores_, cpu_seconds() - start, est.n_steps_
 
 
 def top_overlap(a: np.ndarray, b: np.ndarray, k: int) -> float:

@@ -28,12 +28,12 @@ from scipy.spatial.distance import pdist
 from scipy.stats import spearmanr
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import print_table
+from _common import cpu_seconds, print_table
 
 from rankers.unsupervised.distance_rank import DistanceRankRanker
 
 
-def make_data(n_samples: int, n_features: int, seed: int) -> np.ndarray:
+def imbalanced_clusters(n_samples: int, n_features: int, seed: int) -> np.ndarray:
     """Imbalanced clusters (one large group, several groups of 10) in continuous features.
 
     A tenth of the features carry group means, the rest are noise with a few heavy
@@ -71,10 +71,10 @@ def timed(fn, repeat: int = 1):
     result = None
     for _ in range(repeat):
         gc.collect()
-        w, c = time.perf_counter(), time.process_time()
+        w, c = time.perf_counter(), cpu_seconds()
         result = fn()
         wall = min(wall, time.perf_counter() - w)
-        cpu = min(cpu, time.process_time() - c)
+        cpu = min(cpu, cpu_seconds() - c)
     return wall, cpu, result
 
 
@@ -116,7 +116,7 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
-    X = make_data(args.samples, args.features, args.seed)
+    X = imbalanced_clusters(args.samples, args.features, args.seed)
     if args.baseline_features:
         X = X[:, : args.baseline_features]
     # warm both up (imports, lazy initialisation) so the timings compare steady states
@@ -145,7 +145,7 @@ def main(argv=None) -> None:
     if args.skip_memory:
         return
 
-    Xm = make_data(args.memory_samples, args.memory_features, args.seed + 1)
+    Xm = imbalanced_clusters(args.memory_samples, args.memory_features, args.seed + 1)
     rows = []
     for block in args.block_sizes:
         est = DistanceRankRanker(block_size=block or None)

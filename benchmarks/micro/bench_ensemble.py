@@ -29,14 +29,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 from sklearn.ensemble import ExtraTreesRegressor
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import load_skfeature, measure, print_table
+from _common import cpu_seconds, load_skfeature, measure, print_table
 
 from rankers.unsupervised import ensemble
 from rankers.unsupervised.ensemble import Genie3Ranker, RFScoreRanker
@@ -50,9 +49,9 @@ def measure_cpu(fn, memory: bool = True):
     cpu = []
 
     def run():
-        start = time.process_time()
+        start = cpu_seconds()
         out = fn()
-        cpu.append(time.process_time() - start)
+        cpu.append(cpu_seconds() - start)
         return out
 
     result = measure(run, memory=memory)

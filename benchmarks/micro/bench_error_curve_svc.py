@@ -18,20 +18,19 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import resource
+import sys
+from pathlib import Path
 
 import numpy as np
 from sklearn.preprocessing import MinMaxScaler
 from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
+from _common import cpu_seconds
+
 from aggregation.evaluation.error_curves import default_estimator
 from moweights.planted import make_planted
-
-
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -43,17 +42,17 @@ def main() -> None:
     train, test = np.arange(180), np.arange(180, 200)
     for k in (1024, 4096, 20000):
         Xk = X[:, :k]
-        start = _cpu()
+        start = cpu_seconds()
         model = default_estimator().fit(Xk[train], y[train])
         poly_pred, poly_dec = model.predict(Xk[test]), model.decision_function(Xk[test])
-        poly_s = _cpu() - start
-        start = _cpu()
+        poly_s = cpu_seconds() - start
+        start = cpu_seconds()
         scaler = MinMaxScaler().fit(Xk[train])
         A, B = scaler.transform(Xk[train]), scaler.transform(Xk[test])
         svc = SVC(kernel="precomputed", C=0.1, tol=1e-3).fit((A @ A.T) ** 2, y[train])
         gram = (B @ A.T) ** 2
         gram_pred, gram_dec = svc.predict(gram), svc.decision_function(gram)
-        gram_s = _cpu() - start
+        gram_s = cpu_seconds() - start
         print(
             f"k={k}: poly kernel {poly_s:.3f} CPU s, precomputed Gram {gram_s:.3f} CPU s "
             f"({poly_s / gram_s:.1f}x), same predictions {np.array_equal(poly_pred, gram_pred)}, "

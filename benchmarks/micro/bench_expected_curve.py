@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -29,15 +28,10 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import cpu_call
 from _protocol import DEFAULT_DATA_DIR, list_datasets, load_dataset, to_markdown
 
 from aggregation.evaluation import error_curves
-
-
-def _cpu(fn):
-    start = time.process_time()
-    out = fn()
-    return time.process_time() - start, np.array(out)
 
 
 def compare(name: str, n_random: int, repeat: int, per_call: bool) -> dict:
@@ -51,16 +45,17 @@ def compare(name: str, n_random: int, repeat: int, per_call: bool) -> dict:
     orders = [rng.permutation(X.shape[1]) for _ in range(n_random)]
     times: dict[str, list[float]] = {"per-call": [], "direct": [], "chains": []}
     for _ in range(repeat):
-        t, chains = _cpu(lambda: error_curves._evaluate_chains(setup, orders, 1))
+        t, chains = cpu_call(lambda: error_curves._evaluate_chains(setup, orders, 1))
         times["chains"].append(t)
-        t, direct = _cpu(lambda: error_curves._evaluate(setup, orders, 1))
+        t, direct = cpu_call(lambda: error_curves._evaluate(setup, orders, 1))
         times["direct"].append(t)
         if per_call:
             setup.default_accuracy = False
-            t, slow = _cpu(lambda: error_curves._evaluate(setup, orders, 1))
+            t, slow = cpu_call(lambda: error_curves._evaluate(setup, orders, 1))
             setup.default_accuracy = True
             times["per-call"].append(t)
             np.testing.assert_array_equal(slow, direct)  # the same floats, bit for bit
+    chains, direct = np.asarray(chains), np.asarray(direct)
     best = {k: min(v) for k, v in times.items() if v}
     row = {"data": f"{name} {X.shape[0]}x{X.shape[1]}", "n_random": n_random}
     row |= {f"{k} CPU s": v for k, v in best.items()}

@@ -56,7 +56,7 @@ def _synthetic(m: int, n: int, n_classes: int, seed: int, sizes=None):
     return X, y
 
 
-def _data_sets(quick: bool):
+def data_sets(quick: bool):
     digits = load_digits()
     X = digits.data[:, np.ptp(digits.data, axis=0) > 0]
     if quick:
@@ -142,7 +142,7 @@ def _peer(X, y, budget: float):
     return seconds, traced, scores, ""
 
 
-def _relief_rows(sets, budget: float, peer: bool, repeat: int):
+def relief_rows(sets, budget: float, peer: bool, repeat: int):
     rows = []
     for name, X, y in sets:
         ours = measure(lambda X=X, y=y: ReliefFRanker().fit(X, y).scores_, repeat=repeat)
@@ -173,7 +173,7 @@ def _relief_rows(sets, budget: float, peer: bool, repeat: int):
     return rows
 
 
-def _rrelieff_rows(sets, repeat: int):
+def rrelieff_rows(sets, repeat: int):
     rows = []
     for name, X, _ in sets:
         target = X[:, 0] * X[:, 1] + X[:, 2]
@@ -191,7 +191,7 @@ def _rrelieff_rows(sets, repeat: int):
     return rows
 
 
-def _svm_rfe_rows(quick: bool, repeat: int):
+def svm_rfe_rows(quick: bool, repeat: int):
     from sklearn.feature_selection import RFE
     from sklearn.svm import SVC
 
@@ -233,15 +233,15 @@ def main(argv=None) -> None:
     parser.add_argument("--svm-rfe", action="store_true", help="also time SVM-RFE vs sklearn RFE")
     args = parser.parse_args(argv)
 
-    sets = _data_sets(args.quick)
+    sets = data_sets(args.quick)
     print_table(
-        _relief_rows(sets, args.budget, not args.no_peer, args.repeat),
+        relief_rows(sets, args.budget, not args.no_peer, args.repeat),
         "ReliefF (k=10, all instances): ours vs skrebate.ReliefF",
     )
-    print_table(_rrelieff_rows(sets[:3], args.repeat), "RReliefF (k=10): ours alone")
+    print_table(rrelieff_rows(sets[:3], args.repeat), "RReliefF (k=10): ours alone")
     if args.svm_rfe:
         print_table(
-            _svm_rfe_rows(args.quick, args.repeat),
+            svm_rfe_rows(args.quick, args.repeat),
             "SVM-RFE (C=0.1, step=1): ours vs sklearn RFE(SVC(kernel='linear'))",
         )
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -35,20 +34,14 @@ from scipy.stats import spearmanr
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_spectral
+from _common import cpu_call, cpu_seconds
 from _protocol import to_markdown
 
 VARIANTS = {
     "laplacian": [("laplacian", {})],
     "mcfs": [("mcfs", {}), ("mcfs lars", {"solver": "lars"})],
 }
-
-
-def _cpu(fn):
-    start = time.process_time()
-    result = fn()
-    return time.process_time() - start, result
 
 
 def compare(name: str, methods: list[str], repeat: int) -> list[dict]:
@@ -63,11 +56,11 @@ def compare(name: str, methods: list[str], repeat: int) -> list[dict]:
         for i in range(repeat + 1):  # the first round warms both sides up, untimed
             for label, params in variants:
                 r = bench_spectral.ours_ranker(method, k, **params)
-                seconds, fitted[label] = _cpu(lambda r=r: r.fit(X))
+                seconds, fitted[label] = cpu_call(lambda r=r: r.fit(X))
                 if i:
                     ours[label].append(seconds)
             ref = fitted[variants[0][0]]
-            seconds, peer_scores = _cpu(
+            seconds, peer_scores = cpu_call(
                 lambda m=method, r=ref: bench_spectral.peer_aligned(m, X, k, r)
             )
             if i:
@@ -109,7 +102,7 @@ def _mcfs_floor(X, fitted, steps: int) -> float:
     from rankers.unsupervised._affinity import knn_affinity, nontrivial_eigenvectors
 
     p = fitted.get_params()
-    start = time.process_time()
+    start = cpu_seconds()
     graph = knn_affinity(
         X, p["n_neighbors"], metric=p["metric"], weight_mode=p["weight_mode"], t=p["t"]
     )
@@ -118,7 +111,7 @@ def _mcfs_floor(X, fitted, steps: int) -> float:
     Xc = np.ascontiguousarray(X - X.mean(axis=0))  # the layout the product is fastest in
     for _ in range(steps):
         Yt @ Xc
-    return time.process_time() - start
+    return cpu_seconds() - start
 
 
 def main(argv=None) -> None:

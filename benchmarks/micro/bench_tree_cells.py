@@ -26,14 +26,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import load_skfeature, print_table
+from _common import cpu_seconds, load_skfeature, print_table
 
 import rankers
 
@@ -46,9 +45,9 @@ def probe(name: str, X: np.ndarray, ranker: str, n_trees: int, seed: int) -> dic
     rows = np.random.default_rng(seed).permutation(X.shape[0])[: int(0.9 * X.shape[0])]
     est = rankers.get(ranker, n_estimators=n_trees, random_state=seed, keep_estimator=True)
     with threadpool_limits(1):
-        start = time.process_time()
+        start = cpu_seconds()
         est.fit(X[rows])
-        cpu = time.process_time() - start
+        cpu = cpu_seconds() - start
     trees = est.estimator_.estimators_
     return {
         "data": f"{name} {X.shape[0]}x{X.shape[1]}",

@@ -9,8 +9,8 @@ pytest.importorskip("skrebate", reason="needs the 'peers' extra: pip install '.[
 
 
 def test_quick_run_agrees_with_the_peers(tmp_path, capsys, bench_script):
-    # the script puts benchmarks/ and benchmarks/micro on sys.path, and the peers' child
-    # processes (spawned) import from there too: keep it for the test, then restore it
+    # benchmarks/ (the fixture) and benchmarks/micro (the script) go on sys.path, and the
+    # peers' child processes (spawned) import from there too: kept for the test, restored
     module = bench_script("bench_baselines.py")
     out = tmp_path / "baselines.md"
     module.main(["--quick", "--out", str(out)])

@@ -300,7 +300,7 @@ def test_speed_suite_small_shape(tmp_path):
         assert row["time ratio"] == pytest.approx(float(row["peer s"]) / float(row["ours s"]))
         assert -1.0 <= row["spearman"] <= 1.0
     # the variance ranker's scores are the columns' variances
-    X, _ = script.make_data(200, 100, seed=0)
+    X, _ = script.make_clusters(200, 100, seed=0, n_classes=script.N_CLASSES)
     record = next((tmp_path / "cache" / "speed" / "small").glob("ours-variance__*.json"))
     scores = json.loads(record.read_text())["result"]["scores"]
     np.testing.assert_allclose(scores, X.var(axis=0))
