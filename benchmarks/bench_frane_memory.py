@@ -32,6 +32,7 @@ the same.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -82,10 +83,14 @@ def _old_module(base: str):
         (folder / ("_old_graph.py" if name == "_frane_graph" else "frane_old.py")).write_text(
             source
         )
-    sys.path.insert(0, str(folder))
-    import frane_old
-
-    return frane_old
+    # loaded from their files, the graph first under the name frane_old imports it by
+    module = None
+    for name in ("_old_graph", "frane_old"):
+        spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return module
 
 
 def _status(key: str) -> int:
