@@ -7,7 +7,7 @@ take at most 1.5x the peer's peak memory, and stay within 2x a one-pass numpy fl
 selection, so both the fixed cost per call (small shapes) and copies of X (large ones)
 count.
 
-CPU time (``time.process_time``, BLAS on one thread: set ``OMP_NUM_THREADS=1
+CPU time (``_common.cpu_seconds``, user + system, BLAS on one thread: set ``OMP_NUM_THREADS=1
 OPENBLAS_NUM_THREADS=1``), best of ``--repeat`` calls with ours and the peer alternating,
 so a busy machine slows both alike; peak memory by :mod:`tracemalloc` (NumPy's
 allocations) for one call each, beyond the data itself.

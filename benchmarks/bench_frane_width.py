@@ -15,10 +15,11 @@ Optionally (``--peer``) PyPI ``frane`` 0.1.0 (``metric="correlation"``, against 
 ``similarity="correlation"``) runs in its own environment (``--peer-python``, made as
 ``benchmarks/micro/bench_frane.py`` says) at the widths up to ``--peer-max``.
 
-Times are CPU seconds of ``fit`` (``time.process_time`` in the child, BLAS on one thread:
-``OPENBLAS_NUM_THREADS=1`` etc. are set for the children); memory is the child's peak
-resident set (``ru_maxrss``, which includes the interpreter and the data, ~100 MB).
-Ratios: old / new and new / floor (time), and whether new and old rank identically.
+Times are CPU seconds of ``fit`` (user + system in the child: ``_common.cpu_seconds``,
+the peer's ``time.process_time``; BLAS on one thread: ``OPENBLAS_NUM_THREADS=1`` etc.
+are set for the children); memory is the child's peak resident set (``ru_maxrss``, which
+includes the interpreter and the data, ~100 MB). Ratios: old / new and new / floor
+(time), and whether new and old rank identically.
 
 Examples::
 

@@ -10,11 +10,12 @@
 * ``estimator_importance`` against scikit-learn's ``permutation_importance`` on the same
   fitted model (the straightforward two-step call).
 
-Both sides get the same data in the same process; CPU seconds (``time.process_time``,
-BLAS on one thread), median of ``--repeat`` alternating runs, the peer over budget is
-run once. "agreement": the largest absolute difference of the scores, or whether the
-selections / orders are the same. Data: ALLAML (72 x 7,129, two classes) from
-``../shared/data`` when present, seeded synthetic gene-like matrices otherwise.
+Both sides get the same data in the same process; CPU seconds (user + system,
+``_common.cpu_seconds``; BLAS on one thread), median of ``--repeat`` alternating runs,
+the peer over budget is run once. "agreement": the largest absolute difference of the
+scores, or whether the selections / orders are the same. Data: ALLAML (72 x 7,129, two
+classes) from ``../shared/data`` when present, seeded synthetic gene-like matrices
+otherwise.
 
 Run: ``python benchmarks/bench_supervised_peers.py`` (``--quick``: small shapes, for the
 smoke test); ``--out FILE.md`` also writes the table with the command and versions.

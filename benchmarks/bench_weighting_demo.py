@@ -298,7 +298,7 @@ def main(argv=None) -> None:
         f"Command: `python benchmarks/bench_weighting_demo.py {' '.join(argv or sys.argv[1:])}`  ",
         f"Versions: python {platform.python_version()}, numpy {np.__version__}, pymoo "
         f"{pymoo.__version__}; {platform.platform()}; {os.cpu_count()} CPUs (shared)  ",
-        "Times: CPU seconds (time.process_time in this process; user + system of "
+        "Times: CPU seconds (user + system of this process, getrusage; user + system of "
         "/usr/bin/time -v for the demo), one BLAS thread.",
         "",
         f"Load average before: {_load()}",

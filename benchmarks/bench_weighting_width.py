@@ -13,8 +13,9 @@
    seeded by a filter (``seed_rankers``) and the search over the filter's top features
    (``preselect``), per seed, with the filter alone as the reference.
 
-Every time is CPU time (``time.process_time``) of one process with BLAS limited to one
-thread, so other work on the machine moves it little; ratios come from the same run.
+Every time is CPU time (user + system, ``_common.cpu_seconds``) of one process with BLAS
+limited to one thread, so other work on the machine moves it little; ratios come from
+the same run.
 
     python benchmarks/bench_weighting_width.py --out benchmarks/results/weighting_width.md
     python benchmarks/bench_weighting_width.py --quick     # fewer generations, a minute
@@ -301,7 +302,7 @@ def main(argv=None):
             f"Versions: python {platform.python_version()}, numpy {np.__version__}, "
             f"scipy {scipy.__version__}, scikit-learn {sklearn.__version__}, "
             f"pymoo {pymoo.__version__}, pandas {pd.__version__}  \n"
-            "Times: CPU seconds (time.process_time), one process, BLAS limited to one "
+            "Times: CPU seconds (user + system, getrusage), one process, BLAS limited to one "
             "thread (threadpoolctl), on a machine shared with other jobs.\n\n"
         )
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -3,10 +3,10 @@
 For every ranker and shape (samples x features) the script fits the ranker of today's
 tree and the one of commit ``9b10018`` (``git show 9b10018:<path>`` loaded as a temporary
 module, which imports today's ``rankers`` helpers) on the same data, and prints the CPU
-time of the fit (``time.process_time``: the machine is shared, wall time measures the
-other jobs), the peak traced memory (tracemalloc, same run), their ratios, and per
-ranker the exponent of time and memory against the number of features (least squares
-on log-log over the shapes of one sample count). A "goal" shape is then run with
+time of the fit (user + system, ``_common.cpu_seconds``: the machine is shared, wall time
+measures the other jobs), the peak traced memory (tracemalloc, same run), their ratios,
+and per ranker the exponent of time and memory against the number of features (least
+squares on log-log over the shapes of one sample count). A "goal" shape is then run with
 today's code alone where the old code takes minutes (issue 17's figures).
 
 Defaults are compared as a user gets them: ``svm_rfe`` old = ``step=1`` (its old default),
@@ -262,7 +262,7 @@ def main(argv=None) -> None:
             f"Command: `{command.strip()}`",
             "",
             f"Python {platform.python_version()}, numpy {np.__version__}, "
-            f"{platform.machine()}, BLAS on 1 thread; CPU seconds (time.process_time), "
+            f"{platform.machine()}, BLAS on 1 thread; CPU seconds (user + system, getrusage), "
             "peak MB traced by tracemalloc in the same run.",
         ]
         if rows:

@@ -1,13 +1,13 @@
 """MCFS and the Laplacian score against scikit-feature in CPU time, alternating (issue 17).
 
 ``bench_spectral.py`` times the peer once, in wall time, in a spawned child whose call
-also imports scikit-feature; on a shared machine that swings by several times. Here
-both sides run in this process, warmed up, on one BLAS thread, alternating ours and
-the peer ``--repeat`` times, timed with ``time.process_time``; "speed-up" is the ratio
-of the best CPU times (peer / ours). The peer is fed our graph and settings exactly as
-in ``bench_spectral.peer_aligned`` (and builds that graph with its own ``construct_W``
-inside the timed call, as a user would); "rho" is the Spearman correlation of the
-scores (1 = same ranking).
+also imports scikit-feature; on a shared machine that swings by several times. Here both
+sides run in this process, warmed up, on one BLAS thread, alternating ours and the peer
+``--repeat`` times, timed in CPU seconds (user + system, ``_common.cpu_seconds``);
+"speed-up" is the ratio of the best CPU times (peer / ours). The peer is fed our graph and
+settings exactly as in ``bench_spectral.peer_aligned`` (and builds that graph with its own
+``construct_W`` inside the timed call, as a user would); "rho" is the Spearman correlation
+of the scores (1 = same ranking).
 
 For MCFS a last row, "mcfs floor", times only the work no implementation of the method
 can skip, with our own code for each piece: the kNN graph and its eigenvectors (the
