@@ -44,12 +44,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import cpu_seconds
-
 _ONE_THREAD = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
-os.environ.update(_ONE_THREAD)  # before numpy loads its BLAS
+os.environ.update(_ONE_THREAD)  # before numpy loads its BLAS (_common imports it)
 
 import numpy as np  # noqa: E402
+from _common import cpu_seconds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
