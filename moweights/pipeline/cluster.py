@@ -9,7 +9,9 @@ thread of its own, under one deadline for the connection, the handshake and the 
 Dask's ``distributed.comm.timeouts.connect`` (30 s by default; set it in Dask's config or
 with ``DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT``). Silence, garbage, a refused
 connection or a reply that is not a scheduler's become one
-:class:`~moweights.errors.SchedulerError` naming the address and what happened.
+:class:`~moweights.errors.SchedulerError` naming the address and what happened. A TCP
+address is first opened with a plain socket, so that a refused or unreachable one is told
+from a silent one by what the network said, not by which deadline a busy machine hit first.
 """
 
 from __future__ import annotations
@@ -44,10 +46,38 @@ async def _identity(address: str, timeout: float) -> Any:
         comm.abort()
 
 
+def _reachable(address: str, timeout: float) -> None:
+    """Open and close a TCP connection to a ``tcp://host:port`` address (other schemes
+    are left to Dask); a refused, unreachable or unknown one is a SchedulerError."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    if parts.scheme != "tcp":
+        return
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:  # a port that is not a number: Dask's parsing names it
+        return
+    if host is None or port is None:
+        return
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except TimeoutError:
+        return  # no answer to the connection itself: the exchange's deadline says so
+    except OSError as exc:
+        why = " ".join(str(exc).split()) or type(exc).__name__
+        raise SchedulerError(
+            f"cannot connect to the Dask scheduler at {address} ([run].scheduler): {why}",
+            address=address,
+        ) from None
+
+
 def _ask(address: str, timeout: float) -> Any:
     """The scheduler's identity, or the exception; never much longer than ``timeout``,
     whatever the peer does: the exchange runs in a daemon thread of its own, on
     an event loop of its own (the caller's may be running already, e.g. in Jupyter)."""
+    _reachable(address, timeout)
     outcome: dict[str, Any] = {}
 
     def ask() -> None:
