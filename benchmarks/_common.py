@@ -12,18 +12,26 @@ of the child processes it has waited for (fresh interpreters, ``moweights run``)
 from __future__ import annotations
 
 import gc
+import json
+import os
 import resource
+import subprocess
 import time
 import tracemalloc
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+if TYPE_CHECKING:  # pandas is imported where a table is printed: the scripts whose child
+    import pandas as pd  # processes report their peak RSS import numpy alone
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+#: BLAS and OpenMP on one thread: the environment of a child that measures CPU time
+ONE_BLAS_THREAD = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
 @dataclass
@@ -61,6 +69,37 @@ def measure(fn: Callable[[], Any], repeat: int = 1, memory: bool = True) -> Meas
     return Measurement(best, peak, result)
 
 
+def traced_call(fn: Callable[[], Any]) -> tuple[float, float]:
+    """Wall seconds and traced peak memory (MiB) of one call of ``fn``, both from the same
+    call (traced while timed: :func:`measure` times and traces separate calls)."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        start = time.perf_counter()
+        fn()
+        seconds = time.perf_counter() - start
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return seconds, peak / 2**20
+
+
+def run_json_child(args: list[str], budget: float) -> dict:
+    """Run ``args`` as a child on one BLAS thread within ``budget`` seconds and return the
+    JSON object on its last line of output, or ``{"error": reason}`` (over the budget, or
+    the last line of its stderr when it failed)."""
+    env = {**os.environ, **ONE_BLAS_THREAD, "PYTHONPATH": str(REPO)}
+    try:
+        done = subprocess.run(
+            args, capture_output=True, text=True, timeout=budget, env=env, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"over {budget:.0f} s"}
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or ["?"])[-1][:160]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def cpu_seconds() -> float:
     """CPU seconds (user + system, every thread) this process has used so far.
 
@@ -93,6 +132,8 @@ def cpu_call(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 def print_table(rows: list[dict], title: str | None = None) -> pd.DataFrame:
     """Print a list of row dicts as an aligned table and return it as a DataFrame."""
+    import pandas as pd
+
     frame = pd.DataFrame(rows)
     if title:
         print(f"\n## {title}")
@@ -139,6 +180,17 @@ def one_at_a_time_problem(criteria: Any, objectives: Any) -> Any:
             out["F"] = self.criteria.evaluate(x[None, :], self.objectives)[0]
 
     return OneAtATime(criteria, objectives)
+
+
+def rows_markdown_4g(rows: list[dict]) -> str:
+    """A GitHub markdown table of row dicts with the first row's columns, floats to 4
+    significant digits (:func:`rows_markdown`: every key, ``notes`` last, 3 digits)."""
+    keys = list(rows[0])
+    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    for row in rows:
+        cells = [f"{v:.4g}" if isinstance(v, float) else str(v) for v in (row.get(k) for k in keys)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def rows_markdown(rows: list[dict]) -> str:

@@ -33,12 +33,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import cpu_seconds_children
+from _common import ONE_BLAS_THREAD, cpu_seconds_children
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 FILES = ["scores.csv", "ranks.csv", "aggregated.json", "curves.csv", "curve_folds.csv"]
-_ONE_THREAD = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
 class Cluster:
@@ -50,7 +49,7 @@ class Cluster:
             port = s.getsockname()[1]
         self.address = f"tcp://127.0.0.1:{port}"
         local = ["--host", "127.0.0.1", "--no-dashboard"]
-        env = {**os.environ, **_ONE_THREAD, **(env or {})}
+        env = {**os.environ, **ONE_BLAS_THREAD, **(env or {})}
         self.procs = [self._spawn(["scheduler", *local, "--port", str(port)], env)]
         for i in range(workers):
             args = ["worker", self.address, *local, "--nthreads", "1", "--name", f"w{i}"]
@@ -101,7 +100,7 @@ def _run(config: Path, out: Path, extra: list[str], env: dict) -> dict:
             "--no-cache", "-j", "2", *extra]  # fmt: skip
     before = cpu_seconds_children()
     start = time.perf_counter()
-    subprocess.run(argv, check=True, cwd=ROOT, env={**os.environ, **_ONE_THREAD, **env})
+    subprocess.run(argv, check=True, cwd=ROOT, env={**os.environ, **ONE_BLAS_THREAD, **env})
     wall = time.perf_counter() - start
     cpu = cpu_seconds_children() - before
     return {"wall_s": wall, "client_cpu_s": cpu}

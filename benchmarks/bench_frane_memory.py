@@ -42,12 +42,11 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from _common import cpu_seconds
+from _common import cpu_seconds, rows_markdown_4g, run_json_child
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the tree before issue 39's change of FRANe's memory
 BASE = "3198998"
-_ONE_THREAD = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 KINDS = ("independent", "blocks", "mixed")
 
 
@@ -139,28 +138,6 @@ def run_cell(impl: str, kind: str, m: int, n: int, base: str, ranking_file: str)
     }
 
 
-def _child(args: list[str], budget: float) -> dict:
-    env = {**os.environ, **_ONE_THREAD, "PYTHONPATH": str(ROOT)}
-    try:
-        done = subprocess.run(
-            args, capture_output=True, text=True, timeout=budget, env=env, check=False
-        )
-    except subprocess.TimeoutExpired:
-        return {"error": f"over {budget:.0f} s"}
-    if done.returncode != 0:
-        return {"error": (done.stderr.strip().splitlines() or ["?"])[-1][:160]}
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def _table(rows: list[dict]) -> str:
-    keys = list(rows[0])
-    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    for row in rows:
-        cells = [f"{v:.4g}" if isinstance(v, float) else str(v) for v in (row.get(k) for k in keys)]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--samples", type=int, default=200)
@@ -200,7 +177,7 @@ def main(argv=None) -> None:
                 ranking = str(Path(tmp) / f"{kind}_{impl}.npy")
                 cell = [sys.executable, __file__, "--cell", impl, kind, str(args.samples),
                         str(args.features), args.base, ranking]  # fmt: skip
-                result[impl] = _child(cell, args.budget)
+                result[impl] = run_json_child(cell, args.budget)
                 row = {"data": kind, "shape": f"{args.samples}x{args.features}", "impl": impl}
                 row.update(result[impl])
                 if "estimate_mb" in result[impl]:
@@ -224,7 +201,7 @@ def main(argv=None) -> None:
                "new / old peak", "new / old cpu", "error"]  # fmt: skip
     rows = [{k: row.get(k, "") for k in columns if any(k in r for r in rows)} for row in rows]
     load = ", ".join(f"{v:.2f}" for v in os.getloadavg())
-    text = "\n".join(header) + _table(rows) + f"\n\nLoad average after: {load}\n"
+    text = "\n".join(header) + rows_markdown_4g(rows) + f"\n\nLoad average after: {load}\n"
     print(text)
     if args.out:
         args.out.write_text(text, encoding="utf-8")

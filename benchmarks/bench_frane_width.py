@@ -40,11 +40,10 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from _common import cpu_seconds, make_clusters, rows_markdown
+from _common import cpu_seconds, make_clusters, rows_markdown, run_json_child
 
 ROOT = Path(__file__).resolve().parents[1]
 OLD_COMMIT = "9b10018"
-_ONE_THREAD = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
 _PEER = r"""
 import json, logging, resource, sys, time
@@ -132,19 +131,6 @@ def run_cell(impl: str, m: int, n: int, similarity: str, ranking_file: str) -> d
     return out
 
 
-def _child(args: list[str], budget: float) -> dict:
-    env = {**os.environ, **_ONE_THREAD, "PYTHONPATH": str(ROOT)}
-    try:
-        done = subprocess.run(
-            args, capture_output=True, text=True, timeout=budget, env=env, check=False
-        )
-    except subprocess.TimeoutExpired:
-        return {"error": f"over {budget:.0f} s"}
-    if done.returncode != 0:
-        return {"error": (done.stderr.strip().splitlines() or ["?"])[-1][:120]}
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="200 x {500, 1000}: a smoke run")
@@ -175,7 +161,9 @@ def main(argv=None) -> None:
             if impl == "old" and projected_gb > args.old_max_gb:
                 cells[impl] = {"error": f"skipped (projected {projected_gb:.0f} GB)"}
                 continue
-            cells[impl] = _child([*me, impl, str(m), str(n), "abs_correlation", "-"], args.budget)
+            cells[impl] = run_json_child(
+                [*me, impl, str(m), str(n), "abs_correlation", "-"], args.budget
+            )
         new, old = cells["new"], cells["old"]
         row = {"features": n}
         for name, c in cells.items():
@@ -191,9 +179,9 @@ def main(argv=None) -> None:
             np.save(tmp / "X.npy", X)
             script = tmp / "peer.py"
             script.write_text(_PEER)
-            peer = _child([args.peer_python, str(script), str(tmp / "X.npy"),
-                           str(tmp / "peer.npy")], args.budget)  # fmt: skip
-            ours = _child(
+            peer = run_json_child([args.peer_python, str(script), str(tmp / "X.npy"),
+                                   str(tmp / "peer.npy")], args.budget)  # fmt: skip
+            ours = run_json_child(
                 [*me, "new", str(m), str(n), "correlation", str(tmp / "ours.npy")], args.budget
             )
             row["peer s"] = peer.get("seconds", np.nan)

@@ -48,7 +48,7 @@ _ONE_THREAD = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_
 os.environ.update(_ONE_THREAD)  # before numpy loads its BLAS (_common imports it)
 
 import numpy as np  # noqa: E402
-from _common import cpu_seconds  # noqa: E402
+from _common import cpu_seconds, rows_markdown_4g  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -271,15 +271,6 @@ def rates_section() -> list[dict]:
     return rows
 
 
-def _table(rows: list[dict]) -> str:
-    keys = list(rows[0])
-    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    for row in rows:
-        cells = [f"{v:.4g}" if isinstance(v, float) else str(v) for v in (row.get(k) for k in keys)]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="fits per loop (alternating)")
@@ -309,7 +300,7 @@ def main(argv=None) -> None:
         f"## The demo's weighting fit alone (breast cancer 569 x 30, 40 x 100, "
         f"median of {args.repeat} seeds)",
         "",
-        _table(fit),
+        rows_markdown_4g(fit),
         "",
         "`bookkeeping` = the search's CPU minus the objectives' (selection, SBX, mutation, "
         "duplicate elimination, sorting, survival, the loop).",
@@ -326,13 +317,13 @@ def main(argv=None) -> None:
             f"## The default demo, `moweights run examples/config.toml -q --no-cache` "
             f"({args.demo_repeat} runs per loop, alternating)",
             "",
-            _table(demo),
+            rows_markdown_4g(demo),
         ]
         print("\n".join(block), flush=True)
         sections += block
     if args.rates:
         block = ["", "## search_seconds' rates (200 x 5,000, 80 individuals)", "",
-                 _table(rates_section())]  # fmt: skip
+                 rows_markdown_4g(rates_section())]  # fmt: skip
         print("\n".join(block), flush=True)
         sections += block
     sections += ["", f"Load average after: {_load()}"]

@@ -19,17 +19,15 @@ Example::
 from __future__ import annotations
 
 import argparse
-import gc
 import itertools
 import sys
 import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import load_skfeature, measure, print_table
+from _common import load_skfeature, measure, print_table, traced_call
 
 from rankers.unsupervised.agnos import AgnosSRanker
 from rankers.unsupervised.laplacian import LaplacianRanker
@@ -56,20 +54,6 @@ def n_parameters(est) -> int:
     return n + sum(a * b + b for a, b in itertools.pairwise(dims))
 
 
-def traced_fit(est, X) -> tuple[float, float]:
-    """Wall time and traced peak memory (MiB) of one fit."""
-    gc.collect()
-    tracemalloc.start()
-    try:
-        start = time.perf_counter()
-        est.fit(X)
-        seconds = time.perf_counter() - start
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return seconds, peak / 2**20
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -90,7 +74,7 @@ def main(argv=None) -> None:
         X = noisy_factor_copies(m, n, args.seed)
         base = measure(lambda X=X: LaplacianRanker().fit(X), memory=False)
         est = AgnosSRanker(epochs=epochs, random_state=args.seed)
-        seconds, peak = traced_fit(est, X)
+        seconds, peak = traced_call(lambda est=est, X=X: est.fit(X))
         rows.append(
             {
                 "shape": shape,

@@ -20,7 +20,6 @@ import argparse
 import gc
 import sys
 import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +27,7 @@ from scipy.spatial.distance import pdist
 from scipy.stats import spearmanr
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import cpu_seconds, print_table
+from _common import cpu_seconds, print_table, traced_call
 
 from rankers.unsupervised.distance_rank import DistanceRankRanker
 
@@ -76,20 +75,6 @@ def timed(fn, repeat: int = 1):
         wall = min(wall, time.perf_counter() - w)
         cpu = min(cpu, cpu_seconds() - c)
     return wall, cpu, result
-
-
-def traced_run(fn):
-    """Wall time and traced peak memory (MiB) of one call."""
-    gc.collect()
-    tracemalloc.start()
-    try:
-        start = time.perf_counter()
-        fn()
-        seconds = time.perf_counter() - start
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return seconds, peak / 2**20
 
 
 def main(argv=None) -> None:
@@ -149,7 +134,7 @@ def main(argv=None) -> None:
     rows = []
     for block in args.block_sizes:
         est = DistanceRankRanker(block_size=block or None)
-        seconds, peak = traced_run(lambda est=est: est.fit(Xm))
+        seconds, peak = traced_call(lambda est=est: est.fit(Xm))
         rows.append(
             {
                 "shape": f"{Xm.shape[0]}x{Xm.shape[1]}",
