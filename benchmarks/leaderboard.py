@@ -278,9 +278,7 @@ def stacking(
         for label, size in ENSEMBLE_MEMBERS.items():
             picked = choose_members({m: float(row[m]) for m in pool}, higher, size)
             members = [memo["members"][m][f] for m in picked]
-            rankings = [
-                _ranking(o, s, names, m) for (o, s), m in zip(members, picked, strict=True)
-            ]
+            rankings = [_ranking(o, s, names, m) for (o, s), m in zip(members, picked, strict=True)]
             out[label].append(
                 aggregate("mean_rank", rankings)
                 if len(picked) > 1
