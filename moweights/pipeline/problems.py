@@ -124,7 +124,10 @@ def _is_text(series: pd.Series) -> bool:
 
 
 def _is_time(series: pd.Series) -> bool:
-    dtype = series.dtype
+    return _is_time_dtype(series.dtype)
+
+
+def _is_time_dtype(dtype) -> bool:
     return (
         pd.api.types.is_datetime64_any_dtype(dtype)
         or pd.api.types.is_timedelta64_dtype(dtype)
@@ -155,11 +158,87 @@ def _identifier(name, series: pd.Series) -> str | None:
     return None
 
 
+def _by_dtype(frame: pd.DataFrame, test) -> np.ndarray:
+    """``test(dtype)`` for each column of ``frame``, decided once per distinct dtype (a wide
+    table has thousands of columns and one or two dtypes)."""
+    dtypes = list(frame.dtypes)
+    answer = {dtype: bool(test(dtype)) for dtype in set(dtypes)}
+    return np.fromiter((answer[d] for d in dtypes), dtype=bool, count=len(dtypes))
+
+
+def _text_dtype(dtype) -> bool:
+    return not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))
+
+
+def _numpy_kind(dtype, kinds: str) -> bool:
+    return isinstance(dtype, np.dtype) and dtype.kind in kinds
+
+
+def _blocks(frame: pd.DataFrame, mask: np.ndarray):
+    """The columns where ``mask`` holds, as ``(positions, 2-d array)`` per dtype: one
+    ``to_numpy`` per block (no upcast of int64 to float64, no per-column Series)."""
+    positions = np.flatnonzero(mask)
+    dtypes = frame.dtypes.to_numpy()[positions]
+    for dtype in dict.fromkeys(dtypes):
+        where = positions[dtypes == dtype]
+        part = frame if len(where) == frame.shape[1] else frame.iloc[:, where]
+        yield where, part.to_numpy(dtype=dtype)
+
+
+def _identifiers(X: pd.DataFrame) -> dict:
+    """:func:`_identifier` for every column of ``X`` (unique names), in column order.
+
+    Only integer and text columns can be identifiers: numpy integer columns (no gaps) are
+    checked as whole blocks (sorted, a different value in every row when no two neighbours
+    are equal), the others (text, nullable integers) one by one.
+    """
+    if len(X) < _ID_MIN_ROWS:  # fewer rows than an identifier needs, gaps or not
+        return {}
+    found: dict[int, str] = {}
+    ints = _by_dtype(X, lambda d: _numpy_kind(d, "iu"))
+    rest = ~ints & _by_dtype(
+        X, lambda d: pd.api.types.is_integer_dtype(d) or (_text_dtype(d) and not _is_time_dtype(d))
+    )
+    n = len(X)
+    for where, block in _blocks(X, ints):
+        ordered = np.sort(block, axis=0)  # differences wrap around, never to 0: no overflow
+        distinct = (np.diff(ordered, axis=0) != 0).all(axis=0)
+        for j in np.flatnonzero(distinct):
+            low, high = int(ordered[0, j]), int(ordered[-1, j])
+            if high - low == n - 1:
+                found[where[j]] = f"the consecutive numbers {low}..{high}"
+            elif _ID_NAME.search(str(X.columns[where[j]])):
+                found[where[j]] = f"{n} distinct numbers"
+    for i in np.flatnonzero(rest):
+        why = _identifier(X.columns[i], X.iloc[:, i])
+        if why is not None:
+            found[i] = why
+    return {X.columns[i]: found[i] for i in sorted(found)}
+
+
+def _constant(frame: pd.DataFrame) -> np.ndarray:
+    """Whether each column of ``frame`` holds at most one value besides gaps (pandas'
+    ``nunique() <= 1``; an empty column counts): numeric blocks by their min and max."""
+    if len(frame) == 0:
+        return np.ones(frame.shape[1], dtype=bool)
+    out = np.zeros(frame.shape[1], dtype=bool)
+    numeric = _by_dtype(frame, lambda d: _numpy_kind(d, "biuf"))
+    for where, block in _blocks(frame, numeric):
+        if block.dtype.kind == "f":  # fmin/fmax skip NaN, and an all-NaN column gives NaN
+            low, high = np.fmin.reduce(block, axis=0), np.fmax.reduce(block, axis=0)
+            out[where] = (low == high) | np.isnan(low)
+        else:
+            out[where] = block.min(axis=0) == block.max(axis=0)
+    for i in np.flatnonzero(~numeric):
+        out[i] = frame.iloc[:, i].nunique(dropna=True) <= 1
+    return out
+
+
 def identifier_columns(X: pd.DataFrame) -> dict[str, str]:
     """The columns of ``X`` that identify rows rather than measure them, each with why
     (see the module's table): text with a different value in every row, or distinct
     integers that count the rows or sit in a column named like an id."""
-    return {str(c): why for c in X.columns if (why := _identifier(c, X[c])) is not None}
+    return {str(c): why for c, why in _identifiers(X).items()}
 
 
 def table_problems(
@@ -206,7 +285,7 @@ def table_problems(
             repeated,
         )
         X = X.loc[:, ~X.columns.duplicated()]
-    ids = {c: why for c in X.columns if (why := _identifier(c, X[c])) is not None}
+    ids = _identifiers(X)
     # categorical = 'drop' leaves text columns out, text identifiers with them
     reported = {c: w for c, w in ids.items() if not (data.categorical == "drop" and _is_text(X[c]))}
     if reported:
@@ -251,7 +330,7 @@ def table_problems(
             f"the target is missing in {int(y.isna().sum())} of {len(y)} rows",
             "[data] missing = 'drop_rows' (any missing option drops rows without a target)",
         )
-    text = [c for c in features.columns if _is_text(features[c])]
+    text = list(features.columns[_by_dtype(features, _text_dtype)])
     times = [c for c in text if _is_time(features[c])]
     if text and data.categorical == "error":
         shown = ", ".join(f"{c!r} ({features[c].nunique()} values)" for c in text[:_SHOWN]) + (
@@ -288,7 +367,7 @@ def table_problems(
                 negative,
             )
     out += _class_problems(y, config, where, supervised)
-    constant = [c for c in features.columns if features[c].nunique(dropna=True) <= 1]
+    constant = list(features.columns[_constant(features)])
     if constant:
         everything = len(constant) == features.shape[1]
         add(
