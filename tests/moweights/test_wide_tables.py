@@ -9,6 +9,10 @@ nullable integers, booleans.
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -72,3 +76,75 @@ def test_identifier_columns_with_repeated_names_still_answer():
     frame = pd.DataFrame({"a": np.arange(12), "b": np.arange(12.0)})
     frame.columns = ["id", "id"]
     assert identifier_columns(frame) == {"id": "the consecutive numbers 0..11"}
+
+
+# ------------------------------------------------------------------ the header of a file
+HEADERS = [
+    "a,b,y",
+    ",a,b",  # pandas' index written to a file: "Unnamed: 0"
+    "a,b,",
+    'a,"",b',
+    "a, ,b",
+    "\n\na,b\n",
+    "  \na,b",  # a line of spaces: pandas skips it
+    "\ufeffa,b",  # a byte-order mark
+    'a,"b,c",d',
+    '"a""q",b',
+    '"x\ny",z',
+    "a,a,b,a",  # repeats: a, a.1, b, a.2
+    "a,a,a.1",  # pandas renames around an existing a.1
+    "a,Unnamed: 1,",
+    "\u00e9t\u00e9,\u4e2d",
+]
+
+
+def _write(path, text: str) -> None:
+    data = (text + "\n1,2,3,4\n").encode()
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(path.suffix, open)
+    with opener(path, "wb") as fh:
+        fh.write(data)
+
+
+@pytest.mark.parametrize("name", ["data.csv", "data.csv.gz", "data.csv.bz2", "data.tsv.xz"])
+@pytest.mark.parametrize("header", HEADERS)
+def test_read_columns_names_columns_as_pandas_does(tmp_path, name, header):
+    from moweights.datasets import duplicate_columns, read_columns
+
+    sep = "\t" if ".tsv" in name else ","
+    path = tmp_path / name
+    _write(path, header.replace(",", sep))
+    assert read_columns(path) == [str(c) for c in pd.read_csv(path, sep=sep, nrows=0).columns]
+    row = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False)
+    counts = pd.Series(row.iloc[0].to_numpy()).value_counts(sort=False)
+    assert duplicate_columns(path) == {str(k): int(v) for k, v in counts.items() if v > 1 and k}
+
+
+def test_a_zip_header_is_read_by_pandas(tmp_path):
+    from moweights.datasets import duplicate_columns, read_columns
+
+    pd.DataFrame([[1, 2, 3]], columns=["a", "b", "a"]).to_csv(tmp_path / "d.csv.zip", index=False)
+    assert read_columns(tmp_path / "d.csv.zip") == ["a", "b", "a.1"]
+    assert duplicate_columns(tmp_path / "d.csv.zip") == {"a": 2}
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (b"", "the file is empty"),
+        (b"\n\n", "the file is empty"),
+        (np.random.default_rng(0).bytes(400), "binary"),
+        (b"a,b\xff\xfe,c\n1,2,3\n", "binary"),
+    ],
+)
+def test_an_unreadable_header_is_one_data_file_error(tmp_path, content, needle):
+    from moweights.datasets import duplicate_columns, read_columns
+    from rankers.exceptions import DataFileError
+
+    (tmp_path / "data.csv").write_bytes(content)
+    for read in (read_columns, duplicate_columns):
+        with pytest.raises(DataFileError, match=needle):
+            read(tmp_path / "data.csv")
+    (tmp_path / "data.csv.gz").write_bytes(content)  # not gzip at all, or empty
+    for read in (read_columns, duplicate_columns):
+        with pytest.raises(DataFileError, match=r"data\.csv\.gz"):
+            read(tmp_path / "data.csv.gz")
