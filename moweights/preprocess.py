@@ -85,8 +85,16 @@ def _names(columns) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
-def _is_text(series: pd.Series) -> bool:
-    return not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series))
+def _is_text_dtype(dtype) -> bool:
+    return not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))
+
+
+def _text_columns(X: pd.DataFrame) -> list:
+    """The text (non-numeric, non-boolean) columns of ``X``, decided once per distinct
+    dtype: a wide table has thousands of columns and one or two dtypes."""
+    dtypes = list(X.dtypes)
+    text = {dtype: _is_text_dtype(dtype) for dtype in set(dtypes)}
+    return [c for c, dtype in zip(X.columns, dtypes, strict=True) if text[dtype]]
 
 
 def _is_time(series: pd.Series) -> bool:
@@ -229,11 +237,11 @@ def prepare_table(
         steps.append(f"dropped {int((~keep).sum())} row(s) with a missing target")
         X, y = X.loc[keep], y.loc[keep]
 
-    text = [c for c in X.columns if _is_text(X[c])]
-    gaps = [c for c in X.columns if X[c].isna().any()]
+    text = _text_columns(X)
+    gaps = list(X.columns[X.isna().any().to_numpy()])  # one pass over each dtype's block
     if gaps:
         X, y = _handle_missing(X, y, gaps, text, missing, steps)
-        text = [c for c in X.columns if _is_text(X[c])]
+        text = _text_columns(X)
     if text and X.shape[0] > 0:
         X = _handle_text(X, text, categorical, steps)
     if X.shape[0] == 0 or X.shape[1] == 0:

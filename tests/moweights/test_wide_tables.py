@@ -148,3 +148,18 @@ def test_an_unreadable_header_is_one_data_file_error(tmp_path, content, needle):
     for read in (read_columns, duplicate_columns):
         with pytest.raises(DataFileError, match=r"data\.csv\.gz"):
             read(tmp_path / "data.csv.gz")
+
+
+def test_text_columns_match_the_per_column_rule():
+    from moweights.preprocess import _text_columns
+
+    frame = _mixed()
+    frame["cat"] = pd.Categorical(["u", "v"] * 15)
+    frame["nullable_bool"] = pd.array([True, False, None] * 10, dtype="boolean")
+    frame["float32"] = np.float32(1.0)
+    expected = [
+        c
+        for c in frame.columns
+        if not (pd.api.types.is_numeric_dtype(frame[c]) or pd.api.types.is_bool_dtype(frame[c]))
+    ]
+    assert _text_columns(frame) == expected == ["sample", "site", "when", "cat"]
