@@ -105,9 +105,33 @@ def is_classes(y) -> bool:
 
 
 def fingerprint(X: pd.DataFrame, y) -> str:
-    """A hash of the data (column names, values, target): part of every cache key."""
-    h = hashlib.sha256("\x1f".join(map(str, X.columns)).encode())
-    h.update(pd.util.hash_pandas_object(X, index=False).to_numpy().tobytes())
+    """A hash of the data (shape, column names and dtypes, values, target): part of every
+    cache key.
+
+    The numeric columns are hashed as one block of bytes per dtype (column by column,
+    little-endian: the same on every machine), the others (text, categories, dates,
+    nullable columns) by pandas' seeded ``hash_pandas_object``; nothing is hashed one
+    Series at a time, which at 20,000 columns took a second. Equal tables (as read from
+    the same file) hash equal; any change of a value, a name, a dtype or the column order
+    changes the hash.
+    """
+    h = hashlib.blake2b(digest_size=32)
+    h.update(repr(X.shape).encode())
+    h.update("\x1f".join(map(str, X.columns)).encode())
+    h.update(b"\x1e")
+    dtypes = list(X.dtypes)
+    h.update("\x1f".join(map(str, dtypes)).encode())
+    numeric = np.array([isinstance(d, np.dtype) and d.kind in "biufc" for d in dtypes], bool)
+    positions = np.flatnonzero(numeric)
+    kinds = np.array(dtypes, dtype=object)[positions]
+    for dtype in dict.fromkeys(kinds):
+        where = positions[kinds == dtype]
+        part = X if len(where) == X.shape[1] else X.iloc[:, where]
+        block = part.to_numpy(dtype=dtype).T  # a column per row: C order as pandas stores it
+        h.update(np.ascontiguousarray(block, dtype=dtype.newbyteorder("<")))
+    if not numeric.all():
+        other = X.iloc[:, np.flatnonzero(~numeric)]
+        h.update(pd.util.hash_pandas_object(other, index=False).to_numpy())
     if y is not None:
         h.update(pd.util.hash_pandas_object(pd.Series(np.asarray(y)), index=False).to_numpy())
     return h.hexdigest()

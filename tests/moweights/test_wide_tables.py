@@ -163,3 +163,39 @@ def test_text_columns_match_the_per_column_rule():
         if not (pd.api.types.is_numeric_dtype(frame[c]) or pd.api.types.is_bool_dtype(frame[c]))
     ]
     assert _text_columns(frame) == expected == ["sample", "site", "when", "cat"]
+
+
+# ------------------------------------------------------------------ the data's fingerprint
+def _fingerprint_frame() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "a": [0.5, -1.25, np.nan],
+            "n": np.array([1, 2, 3], dtype=np.int64),
+            "s": ["x", "y", "z"],
+            "b": [1.0, 2.0, 3.0],
+            "f32": np.array([1, 2, 3], dtype=np.float32),
+        }
+    )
+
+
+def test_fingerprint_is_pinned_and_depends_on_every_part():
+    from moweights.pipeline.data import fingerprint
+
+    frame, y = _fingerprint_frame(), np.array([0, 1, 0])
+    base = fingerprint(frame, y)
+    # the same bytes on every machine (little-endian blocks, pandas' seeded hash for text)
+    assert base == "5723267d4eeba8585dbed61d9dbd5c20d4942f48a1f8c3929f625946733ab5f8"
+    assert fingerprint(frame.copy(), y.copy()) == base
+    assert fingerprint(pd.DataFrame({c: frame[c].copy() for c in frame}), list(y)) == base
+    changed = [
+        frame.assign(a=[0.5, -1.25, 0.0]),
+        frame.assign(b=np.nextafter(frame["b"], 9)),
+        frame.assign(s=["x", "y", "w"]),
+        frame.assign(n=frame["n"].astype(np.int32)),
+        frame.rename(columns={"b": "c"}),
+        frame[["b", "n", "s", "a", "f32"]],
+        frame.iloc[:2],
+    ]
+    fps = {fingerprint(f, y[: len(f)]) for f in changed} | {fingerprint(frame, None), base}
+    assert len(fps) == len(changed) + 2
+    assert fingerprint(frame, np.array([0, 1, 1])) != base
