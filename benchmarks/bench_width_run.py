@@ -13,12 +13,21 @@ was shown and the run's slowest steps (from its verbose log).
 
 Goal (issue 17): at most 10 minutes and 6 GB.
 
+``--tax`` measures the pipeline's own cost instead (issue 39 item 2, "no pipeline tax at
+width"): a ``variance``-only run with the evaluation off on a 200 x 20,000 numeric CSV
+(seeded standard normal values at full precision, as ``DataFrame.to_csv`` writes them;
+``--data`` names another file), ``moweights run CONFIG -o OUT --quiet`` into a fresh
+folder, against the floor ``pandas.read_csv(FILE).var()`` in a fresh interpreter, the
+two alternating ``--repeat`` times. It prints the median CPU seconds (user + system, the
+child's imports included) of each, and their ratio. Goal: the run within 4x the floor.
+
 Examples::
 
     python benchmarks/bench_width_run.py --features 2000            # a quick look
     python benchmarks/bench_width_run.py --rankers variance laplacian spec mcfs frane
     python benchmarks/bench_width_run.py \\
         --out benchmarks/results/width/config_run_20000.md
+    python benchmarks/bench_width_run.py --tax --out benchmarks/results/width/tax.md
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import cpu_seconds_children
+from _common import ONE_BLAS_THREAD, cpu_seconds_children, rows_markdown_4g
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -143,6 +152,141 @@ def run(config: Path, log: Path, timeout: float) -> dict:
     return {"exit": code, "wall_s": wall, "cpu_s": cpu, "peak_mb": peak_mb, "log": text}
 
 
+#: issue 39's pipeline-tax run: one cheap ranker, no evaluation
+TAX_CONFIG = """\
+# issue 39 item 2: the pipeline's own cost at width
+[data]
+path = "{data}"
+
+[[rankers]]
+name = "variance"
+
+[evaluation]
+enabled = false
+
+[run]
+random_state = 0
+"""
+#: the floor: what any user of the file pays to read it and compute the ranker's statistic
+FLOOR = "import sys, pandas as pd; X = pd.read_csv(sys.argv[1]); X.var()"
+
+
+def write_tax_data(path: Path, m: int, n: int, seed: int = 0) -> None:
+    """Standard normal values, columns ``g0``..., written at full precision."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(rng.standard_normal((m, n)), columns=[f"g{j}" for j in range(n)])
+    frame.to_csv(path, index=False)
+
+
+def timed_child(command: list[str], timeout: float, cwd: Path | None = None) -> dict:
+    """``command`` in a child on one BLAS thread: exit code, wall and CPU seconds, peak
+    RSS (from ``/usr/bin/time -v`` when it exists)."""
+    env = {**os.environ, **ONE_BLAS_THREAD, "PYTHONPATH": str(ROOT)}
+    timer = shutil.which("time") or ("/usr/bin/time" if Path("/usr/bin/time").exists() else None)
+    if timer:
+        command = [timer, "-v", *command]
+    before, start = cpu_seconds_children(), time.monotonic()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd,
+                              timeout=timeout, check=False)  # fmt: skip
+        code, err = done.returncode, done.stderr
+    except subprocess.TimeoutExpired:
+        code, err = "timeout", ""
+    wall, cpu = time.monotonic() - start, cpu_seconds_children() - before
+    peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", err)
+    return {"exit": code, "wall_s": wall, "cpu_s": cpu,
+            "peak_mb": int(peak.group(1)) / 1024 if peak else float("nan"),
+            "stderr": err}  # fmt: skip
+
+
+def tax(args, work: Path) -> None:
+    """The pipeline tax: the variance-only run against read_csv + var, alternating."""
+    data = args.data
+    if data is None:
+        data = work / "tax.csv"
+        start = time.monotonic()
+        write_tax_data(data, args.samples, args.features)
+        print(f"data {args.samples} x {args.features}: {data} ({time.monotonic() - start:.0f} s)")
+    config = work / "tax.toml"
+    config.write_text(TAX_CONFIG.format(data=Path(data).resolve().as_posix()))
+    load = ", ".join(f"{v:.2f}" for v in os.getloadavg())
+    runs, floors = [], []
+    for i in range(args.repeat):
+        floors.append(timed_child([sys.executable, "-c", FLOOR, str(data)], args.timeout))
+        out = work / f"out{i}"
+        shutil.rmtree(out, ignore_errors=True)
+        command = [sys.executable, "-m", "moweights", "run", str(config), "-o", str(out), "-q"]
+        runs.append(timed_child(command, args.timeout))
+        shutil.rmtree(out, ignore_errors=True)
+        for what, r in (("floor", floors[-1]), ("run", runs[-1])):
+            print(f"{i}: {what:5s} exit {r['exit']}, CPU {r['cpu_s']:.2f} s, wall "
+                  f"{r['wall_s']:.2f} s, peak RSS {r['peak_mb']:.0f} MB")  # fmt: skip
+    failed = [r for r in runs + floors if r["exit"] != 0]
+    if failed:
+        tail = failed[0]["stderr"].strip().splitlines()[-5:]
+        raise SystemExit("a child failed:\n" + "\n".join(tail))
+
+    def median(rows, key):
+        return float(np.median([r[key] for r in rows]))
+
+    ratio = median(runs, "cpu_s") / median(floors, "cpu_s")
+    rows = [
+        {"what": what, "CPU s": f"{median(rs, 'cpu_s'):.2f}",
+         "CPU s each": " ".join(f"{r['cpu_s']:.2f}" for r in rs),
+         "wall s": f"{median(rs, 'wall_s'):.2f}", "peak RSS MB": f"{median(rs, 'peak_mb'):.0f}"}
+        for what, rs in (("moweights run (variance, evaluation off)", runs),
+                         ("floor: pd.read_csv + var", floors))
+    ]  # fmt: skip
+    summary = (
+        f"run / floor = {ratio:.2f}x in CPU (medians of {args.repeat}); "
+        f"goal (<= 4x): {'met' if ratio <= 4 else 'NOT met'}"
+    )
+    table = rows_markdown_4g(rows)
+    print(table)
+    print(summary)
+    if args.out:
+        command = "python benchmarks/bench_width_run.py " + " ".join(args.argv)
+        text = [
+            "# The pipeline tax at width (issue 39 item 2)",
+            "",
+            f"Command: `{command.strip()}`",
+            "",
+            _environment(load),
+            "",
+            f"Data: {Path(data).name}, {args.samples} x {args.features}"
+            + (" (seeded standard normal, full precision)" if args.data is None else "")
+            + f", {Path(data).stat().st_size / 2**20:.0f} MiB. Each child is a fresh "
+            "interpreter (imports included), the two alternating.",
+            "",
+            table,
+            "",
+            f"**{summary}**",
+            "",
+            "Config:",
+            "",
+            "```toml",
+            config.read_text().replace(Path(data).resolve().parent.as_posix(), "<workdir>"),
+            "```",
+        ]
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text("\n".join(text) + "\n", encoding="utf-8")
+
+
+def _environment(load: str) -> str:
+    import sklearn
+
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True, check=False).stdout.strip()  # fmt: skip
+    return (
+        f"Tree {commit}; Python {platform.python_version()}, numpy {np.__version__}, "
+        f"scikit-learn {sklearn.__version__}; {os.cpu_count()} CPUs shared with other "
+        f"jobs, load average {load} at the start; BLAS on one thread; "
+        "wall time includes the waits for the other jobs."
+    )
+
+
 def progress_lines(text: str) -> list[str]:
     """The tqdm bars' final states (``name: 100%|...``) in the log."""
     bars = {}
@@ -166,9 +310,21 @@ def main(argv=None) -> None:
         help="registered names, each with its defaults (default: "
         "examples/config.toml's five classic rankers)",
     )
+    parser.add_argument(
+        "--tax",
+        action="store_true",
+        help="the pipeline tax (issue 39): a variance-only run, evaluation off, against "
+        "pandas.read_csv + var on the same file",
+    )
+    parser.add_argument("--data", type=Path, help="--tax: this CSV instead of a generated one")
+    parser.add_argument("--repeat", type=int, default=3, help="--tax: alternations")
     args = parser.parse_args(argv)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="moweights_width_"))
     work.mkdir(parents=True, exist_ok=True)
+    if args.tax:
+        args.argv = sys.argv[1:] if argv is None else argv
+        tax(args, work)
+        return
     data, config = work / "expression.csv", work / "config.toml"
     start = time.monotonic()
     write_data(data, args.samples, args.features)

@@ -49,3 +49,20 @@ def test_config_run_takes_the_classic_five_or_the_rankers_named(bench_script):
         assert config["data"] == {"path": data.as_posix(), "target": "target"}
         assert config["output"]["dir"] == out.as_posix()
         assert config["evaluation"]["topk"] == {"metric": "mse", "at_k": 16}
+
+
+def test_tax_runs_variance_against_the_read_csv_floor(bench_script, tmp_path, capsys):
+    m = bench_script("bench_width_run.py")
+    config = tomllib.loads(m.TAX_CONFIG.format(data="/d/tax.csv"))
+    assert [r["name"] for r in config["rankers"]] == ["variance"]
+    assert config["evaluation"] == {"enabled": False}
+    out = tmp_path / "tax.md"
+    m.main(["--tax", "--samples", "12", "--features", "30", "--repeat", "1",
+            "--workdir", str(tmp_path), "--out", str(out)])  # fmt: skip
+    text = out.read_text()
+    rows = [line.split(" | ") for line in text.splitlines() if line.startswith("| ")][1:]
+    run, floor = (float(row[1]) for row in rows)
+    ratio = float(text.split("run / floor = ")[1].split("x")[0])
+    assert run > 0 and floor > 0
+    assert ratio == pytest.approx(run / floor, rel=0.02)  # the printed ratio is the table's
+    assert "read_csv" in capsys.readouterr().out
