@@ -85,11 +85,11 @@ def _column_labels(X, names: np.ndarray | None, idx) -> list[str]:
 
 
 def _frame_to_array(X: pd.DataFrame, names) -> np.ndarray:
-    non_numeric = [
-        c
-        for c in X.columns
-        if not (pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c]))
-    ]
+    dtypes = list(X.dtypes)  # decided once per distinct dtype: a wide frame has one or two
+    numeric = {
+        d: pd.api.types.is_numeric_dtype(d) or pd.api.types.is_bool_dtype(d) for d in set(dtypes)
+    }
+    non_numeric = [c for c, d in zip(X.columns, dtypes, strict=True) if not numeric[d]]
     if non_numeric:
         raise InvalidInputError(
             f"non-numeric columns: {_list(non_numeric)}; encode them as numbers "
