@@ -92,9 +92,10 @@ def _best_first(result, table: pd.DataFrame) -> list[str]:
     agg = result.aggregated.get("mean_rank")
     if agg is not None and hasattr(agg, "order"):
         return [str(f) for f in agg.order]
-    key = table[[f"{label}.rank" for label in result.rankings]].mean(axis=1)
+    mean = table[[f"{label}.rank" for label in result.rankings]].mean(axis=1)
+    key = dict(zip(table.index, mean.to_numpy().tolist(), strict=True))  # not a Series lookup
     names = sorted(table.index, key=natural_key)
-    return sorted(names, key=lambda f: key[f])  # stable: ties keep the natural order
+    return sorted(names, key=key.__getitem__)  # stable: ties keep the natural order
 
 
 def significant_counts(table: pd.DataFrame, q: float) -> dict[str, int]:

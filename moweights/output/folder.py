@@ -193,7 +193,7 @@ def identical_rankings(result) -> list[list[str]]:
     return [group for group in orders.values() if len(group) > 1]
 
 
-def _summary(result, status: str, files: list[str]) -> dict:
+def _summary(result, status: str, files: list[str], features: pd.DataFrame | None = None) -> dict:
     cfg = result.config
     n_top = min(10, len(result.feature_names)) if result.units else 0
     data = {"name": cfg.describe_data()}
@@ -243,7 +243,7 @@ def _summary(result, status: str, files: list[str]) -> dict:
             else {k: v for k, v in stats.items() if k not in ("table", "pvalues")},
         },
         "identical": identical_rankings(result),
-        "features": _features_summary(result),
+        "features": _features_summary(result, features),
         "notes": list(result.notes),
         "cache": {"reused": list(result.cached), "computed": list(result.computed)},
         "seconds": round(float(result.seconds), 2),
@@ -251,13 +251,14 @@ def _summary(result, status: str, files: list[str]) -> dict:
     }
 
 
-def _features_summary(result) -> dict | None:
+def _features_summary(result, table: pd.DataFrame | None = None) -> dict | None:
     """Where the per-feature table is, the q-value threshold, and per ranker with
-    q-values how many features pass it."""
+    q-values how many features pass it (from ``table``, the result's feature table, when
+    the caller has it)."""
     if not result.rankings:
         return None
     q = float(result.config.output.get("q", 0.05))
-    table = feature_table(result)
+    table = feature_table(result) if table is None else table
     return {
         "file": FEATURES,
         "q": q,
@@ -277,6 +278,7 @@ class RunFolder(ResultsFolder):
     def write(self, result, status: str = "running") -> None:
         """(Re)write every table the result holds so far, then the summary and manifest."""
         tables: dict[str, Any] = {}
+        features = None
         if result.rankings:
             names = result.feature_names
             scores = pd.DataFrame(
@@ -285,7 +287,8 @@ class RunFolder(ResultsFolder):
             scores.index.name = "feature"
             tables["scores.csv"] = scores
             tables["ranks.csv"] = _ranks_table(result)
-            tables[FEATURES] = (feature_table(result), False)
+            features = feature_table(result)  # for the summary too: one build per write
+            tables[FEATURES] = (features, False)
             tables["aggregated.json"] = _aggregated_json(result.aggregated)
         for measure, matrix in result.similarity.items():
             tables[f"similarity_{measure}.csv"] = matrix.rename_axis(index="ranker")
@@ -319,7 +322,7 @@ class RunFolder(ResultsFolder):
             if index is None:
                 index = not isinstance(frame.index, pd.RangeIndex)
             self._put(name, csv_text(frame, index=index))
-        summary = _summary(result, status, sorted(self.files))
+        summary = _summary(result, status, sorted(self.files), features)
         self._put("summary.json", json_text(summary))
         self._manifest(status, "; ".join(result.notes) or None)
 
