@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -19,6 +20,7 @@ def format_names(names: Iterable[Any], limit: int = SHOWN) -> str:
     return shown + (f" ... and {len(names) - limit} more" if len(names) > limit else "")
 
 
+@functools.lru_cache(maxsize=1 << 17)  # a run sorts the same feature names many times
 def natural_key(name: str) -> tuple:
     """Sort key putting ``x2`` before ``x10``: digit runs compare as numbers.
 

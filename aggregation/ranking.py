@@ -457,7 +457,9 @@ class GenericRanking:
         sizes = np.array([len(b) for b in blocks], dtype=np.intp)
         flat = [n for b in blocks for n in b]
         _check_names(flat, what="feature names in blocks")  # strings, disjoint blocks
-        self._blocks = tuple(tuple(sorted(b, key=natural_key)) for b in blocks)
+        self._blocks = tuple(
+            b if len(b) == 1 else tuple(sorted(b, key=natural_key)) for b in blocks
+        )
         self._sizes = sizes
         self._sizes.flags.writeable = False
         self._index = pd.Index([n for b in self._blocks for n in b])
