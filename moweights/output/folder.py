@@ -113,10 +113,11 @@ def _aggregated_json(aggregated: dict) -> dict:
         if isinstance(agg, GenericRanking):
             out[method] = {"s": len(agg), "blocks": [list(b) for b in agg.blocks], "text": str(agg)}
         elif isinstance(agg, Ranking):
-            n = len(agg)
+            scores = agg.to_series()
+            mean = (len(agg) + 1 - scores.to_numpy(dtype=float)).tolist()
             out[method] = {
                 "order": list(agg.order),
-                "mean_rank": {f: float(n + 1 - s) for f, s in agg.to_series().items()},
+                "mean_rank": dict(zip(scores.index, mean, strict=True)),
             }
     return out
 
@@ -193,7 +194,15 @@ def identical_rankings(result) -> list[list[str]]:
     return [group for group in orders.values() if len(group) > 1]
 
 
-def _summary(result, status: str, files: list[str], features: pd.DataFrame | None = None) -> dict:
+def _summary(
+    result,
+    status: str,
+    files: list[str],
+    features: pd.DataFrame | None = None,
+    aggregated: dict | None = None,
+) -> dict:
+    """The run's ``summary.json``; ``features`` and ``aggregated``: the feature table and
+    :func:`_aggregated_json` when the caller has built them (else built here)."""
     cfg = result.config
     n_top = min(10, len(result.feature_names)) if result.units else 0
     data = {"name": cfg.describe_data()}
@@ -220,7 +229,7 @@ def _summary(result, status: str, files: list[str], features: pd.DataFrame | Non
             }
             for s in cfg.rankers
         ],
-        "aggregated": _aggregated_json(result.aggregated),
+        "aggregated": _aggregated_json(result.aggregated) if aggregated is None else aggregated,
         "generic_tolerance": float(cfg.aggregation.get("tolerance") or 0.0),
         "generic_fallback": result.generic_fallback,
         "evaluation": {
@@ -322,7 +331,9 @@ class RunFolder(ResultsFolder):
             if index is None:
                 index = not isinstance(frame.index, pd.RangeIndex)
             self._put(name, csv_text(frame, index=index))
-        summary = _summary(result, status, sorted(self.files), features)
+        summary = _summary(
+            result, status, sorted(self.files), features, tables.get("aggregated.json")
+        )
         self._put("summary.json", json_text(summary))
         self._manifest(status, "; ".join(result.notes) or None)
 
