@@ -12,10 +12,10 @@
   rankings (in one process, or across machines with Flower).
 - :mod:`aggregation.evaluation`: top-k and error curves, clustering, statistics.
 
-The old module paths (``aggregation.curves``, ``aggregation.error_curves``,
-``aggregation.clustering``, ``aggregation.stats``, ``aggregation.bayes``,
-``aggregation.flower``) still work. Names are imported on first access (PEP 562), so
-``import aggregation`` imports neither pandas, scipy nor scikit-learn.
+Names are imported on first access (PEP 562), so ``import aggregation`` imports neither
+pandas, scipy nor scikit-learn. The old module paths (``aggregation.curves``,
+``error_curves``, ``clustering``, ``stats``, ``bayes``, ``flower``) still work until
+moweights 0.2.0, with a :class:`DeprecationWarning` naming the new one.
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ from typing import Any
 
 from rankers._lazy import attach
 
-_NAMES = {
-    "aggregation.ranking": ("GenericRanking", "Ranking"),
-    "aggregation.combine": (
+#: submodule -> the public names it defines: the package's one list of its names
+_EXPORTS = {
+    "ranking": ("GenericRanking", "Ranking"),
+    "combine": (
         "borda",
         "generic",
         "kemeny",
@@ -36,8 +37,8 @@ _NAMES = {
         "vote_table",
         "weighted_mean_rank",
     ),
-    "aggregation.compare": ("pairwise", "s_measure", "stability"),
-    "aggregation.uncertainty": (
+    "compare": ("pairwise", "s_measure", "stability"),
+    "uncertainty": (
         "agreement_profile",
         "disagreement",
         "rank_intervals",
@@ -45,13 +46,13 @@ _NAMES = {
         "stability_partition",
         "tolerant_generic",
     ),
-    "aggregation.federated": (
+    "federated": (
         "SiteRankings",
         "aggregate_hierarchy",
         "aggregate_rankings",
         "rank_sites",
     ),
-    "aggregation.evaluation": (
+    "evaluation": (
         "average_ranks",
         "cluster_scores",
         "eca",
@@ -63,73 +64,12 @@ _NAMES = {
         "topk_curve",
     ),
 }
-_SUBMODULES = (
-    "bayes",
-    "clustering",
-    "combine",
-    "compare",
-    "consensus",
-    "curves",
-    "error_curves",
-    "evaluation",
-    "federated",
-    "flower",
-    "plots",
-    "ranking",
-    "stats",
-    "uncertainty",
-)
 
-__all__ = [
-    "GenericRanking",
-    "Ranking",
-    "SiteRankings",
-    "aggregate_hierarchy",
-    "aggregate_rankings",
-    "agreement_profile",
-    "average_ranks",
-    "borda",
-    "cluster_scores",
-    "clustering",
-    "combine",
-    "compare",
-    "curves",
-    "disagreement",
-    "eca",
-    "error_curves",
-    "evaluation",
-    "expected_curve",
-    "federated",
-    "ffa_rfa",
-    "friedman",
-    "generic",
-    "geometric_grid",
-    "kemeny",
-    "mean_rank",
-    "median_rank",
-    "nemenyi",
-    "pairwise",
-    "plots",
-    "rank_intervals",
-    "rank_sites",
-    "s_measure",
-    "shared_top",
-    "stability",
-    "stability_partition",
-    "stats",
-    "tolerant_generic",
-    "topk_curve",
-    "uncertainty",
-    "vote",
-    "vote_table",
-    "weighted_mean_rank",
-]
-
-_getattr, _dir = attach(
+_getattr, _dir, __all__ = attach(
     __name__,
-    {name: module for module, names in _NAMES.items() for name in names},
-    submodules=_SUBMODULES,
-    public=__all__,
+    _EXPORTS,
+    submodules=("consensus", "plots"),
+    moved=("bayes", "clustering", "curves", "error_curves", "flower", "stats"),
 )
 
 

@@ -14,36 +14,29 @@ Importing :mod:`moweights` is cheap: the names below are imported on first acces
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from moweights.about import __version__ as __version__
 from rankers._lazy import attach
 
-if TYPE_CHECKING:
-    from moweights import datasets
-    from moweights.config import load_config, parse_config
-    from moweights.pipeline import run
-    from moweights.weighting import MOWeighting
+#: submodule -> the public names it defines: the package's one list of its names
+_EXPORTS = {
+    "config": ("load_config", "parse_config"),
+    "pipeline": ("run",),
+    "weighting": ("MOWeighting",),
+}
 
-__all__ = ["MOWeighting", "datasets", "load_config", "parse_config", "run"]
-
-__getattr__, __dir__ = attach(
+_getattr, _dir, __all__ = attach(
     __name__,
-    {
-        "MOWeighting": "moweights.weighting",
-        "load_config": "moweights.config",
-        "parse_config": "moweights.config",
-        "run": "moweights.pipeline",
-    },
-    submodules=(
-        "cli",
-        "config",
-        "datasets",
-        "errors",
-        "fetch",
-        "output",
-        "pipeline",
-        "weighting",
-    ),
-    public=__all__,
+    _EXPORTS,
+    submodules=("cli", "datasets", "errors", "fetch", "output"),
+    moved=("cache", "lock", "render", "report", "schema"),
 )
+
+
+def __getattr__(name: str) -> Any:
+    return _getattr(name)
+
+
+def __dir__() -> list[str]:
+    return _dir()

@@ -25,7 +25,8 @@ from typing import Any
 
 from rankers._lazy import attach
 
-_MODULES = {
+#: submodule -> the public names it defines: the package's one list of its names
+_EXPORTS = {
     "bayes": ("BayesianComparison", "bayesian_comparison"),
     "cd_diagram": ("plot_cd_diagram",),
     "classification": ("CLASS_METRICS", "CLASS_MODELS", "class_curve"),
@@ -59,53 +60,7 @@ _MODULES = {
     "topk": ("geometric_grid", "topk_curve"),
 }
 
-__all__ = [
-    "CLASS_METRICS",
-    "CLASS_MODELS",
-    "WEIGHTINGS",
-    "BayesianComparison",
-    "FoldRankings",
-    "FriedmanResult",
-    "NemenyiResult",
-    "WilcoxonHolmResult",
-    "average_ranks",
-    "bayesian_comparison",
-    "cd_groups",
-    "class_curve",
-    "cluster_scores",
-    "clustering_metrics",
-    "combine_folds",
-    "critical_difference",
-    "curve_delta",
-    "curve_grid",
-    "cv_splits",
-    "default_estimator",
-    "eca",
-    "expected_curve",
-    "ffa_rfa",
-    "ffa_rfa_many",
-    "fold_rankings",
-    "friedman",
-    "geometric_grid",
-    "match_clusters",
-    "nemenyi",
-    "plot_cd_diagram",
-    "plot_error_curves",
-    "plot_topk_curves",
-    "pool_random_curves",
-    "random_curves",
-    "rank_table",
-    "topk_curve",
-    "two_step_metrics",
-    "wilcoxon_holm",
-]
-
-_getattr, _dir = attach(
-    __name__,
-    {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names},
-    submodules=_MODULES,
-    public=__all__,
-)
+_getattr, _dir, __all__ = attach(__name__, _EXPORTS)
 
 
 def __getattr__(name: str) -> Any:

@@ -44,7 +44,8 @@ from typing import Any
 
 from rankers._lazy import attach
 
-_MODULES = {
+#: submodule -> the public names it defines: the package's one list of its names
+_EXPORTS = {
     "aggregate": (
         "AGGREGATES",
         "HierarchicalRanking",
@@ -57,26 +58,7 @@ _MODULES = {
     "sites": ("SiteData", "rank_one_site", "split_sites"),
 }
 
-__all__ = [
-    "AGGREGATES",
-    "HierarchicalRanking",
-    "SiteData",
-    "SiteRankings",
-    "aggregate_hierarchy",
-    "aggregate_rankings",
-    "rank_one_site",
-    "rank_sites",
-    "read_table",
-    "site_similarity",
-    "split_sites",
-]
-
-_getattr, _dir = attach(
-    __name__,
-    {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names},
-    submodules=(*_MODULES, "flower", "flower_app", "local"),
-    public=__all__,
-)
+_getattr, _dir, __all__ = attach(__name__, _EXPORTS, submodules=("flower", "flower_app", "local"))
 
 
 def __getattr__(name: str) -> Any:

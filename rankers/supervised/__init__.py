@@ -10,7 +10,8 @@ from typing import Any
 
 from rankers._lazy import attach
 
-_MODULES = {
+#: submodule -> the public names it defines: the package's one list of its names
+_EXPORTS = {
     "estimator": ("EstimatorImportanceRanker",),
     "forest": ("RandomForestRanker",),
     "information": ("Chi2Ranker", "InfoGainRanker"),
@@ -21,29 +22,7 @@ _MODULES = {
     "univariate": ("ANOVAFRanker", "FisherScoreRanker", "TTestRanker"),
 }
 
-__all__ = [
-    "ANOVAFRanker",
-    "CMIMRanker",
-    "Chi2Ranker",
-    "EstimatorImportanceRanker",
-    "FisherScoreRanker",
-    "InfoGainRanker",
-    "JMIRanker",
-    "MRMRRanker",
-    "MultiSURFRanker",
-    "RReliefFRanker",
-    "RandomForestRanker",
-    "ReliefFRanker",
-    "SVMRFERanker",
-    "TTestRanker",
-]
-
-_getattr, _dir = attach(
-    __name__,
-    {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names},
-    submodules=_MODULES,
-    public=__all__,
-)
+_getattr, _dir, __all__ = attach(__name__, _EXPORTS)
 
 
 def __getattr__(name: str) -> Any:

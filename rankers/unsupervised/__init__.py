@@ -10,7 +10,8 @@ from typing import Any
 
 from rankers._lazy import attach
 
-_MODULES = {
+#: submodule -> the public names it defines: the package's one list of its names
+_EXPORTS = {
     "agnos": ("AgnosSRanker",),
     "compactness": ("CompactnessRanker",),
     "distance_rank": ("DistanceRankRanker",),
@@ -24,27 +25,7 @@ _MODULES = {
     "variance": ("VarianceRanker",),
 }
 
-__all__ = [
-    "AgnosSRanker",
-    "CompactnessRanker",
-    "DistanceRankRanker",
-    "FRANeRanker",
-    "Genie3Ranker",
-    "LaplacianRanker",
-    "MCFSRanker",
-    "NDFSRanker",
-    "RFScoreRanker",
-    "SPECRanker",
-    "UReliefRanker",
-    "VarianceRanker",
-]
-
-_getattr, _dir = attach(
-    __name__,
-    {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names},
-    submodules=_MODULES,
-    public=__all__,
-)
+_getattr, _dir, __all__ = attach(__name__, _EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
