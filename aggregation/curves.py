@@ -1,6 +1,9 @@
-"""Old path of the curve scorers: :mod:`aggregation.evaluation.topk` (top-k kNN curves) and
-:mod:`aggregation.evaluation.error_curves` (FFA/RFA, expected curve, ECA). Kept so existing
-code keeps working; new code imports from :mod:`aggregation.evaluation`."""
+"""Deprecated old path of the top-k kNN curves, FFA/RFA, expected curve and ECA: import from
+:mod:`aggregation.evaluation.topk` and :mod:`aggregation.evaluation.error_curves`.
+
+Importing it warns (:class:`DeprecationWarning`); it re-exports the moved names until
+its removal in moweights 0.2.0 (:data:`rankers._moved.REMOVED_IN`).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +15,9 @@ from aggregation.evaluation.error_curves import (
     ffa_rfa_many,
 )
 from aggregation.evaluation.topk import METRICS, geometric_grid, topk_curve
+from rankers._moved import warn_moved
+
+warn_moved(__name__, "aggregation.evaluation.topk and aggregation.evaluation.error_curves")
 
 __all__ = [
     "METRICS",

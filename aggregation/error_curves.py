@@ -1,5 +1,9 @@
-"""Old path of :mod:`aggregation.evaluation.error_curves` (FFA/RFA curves, expected curve,
-ECA); kept so existing code keeps working."""
+"""Deprecated old path of FFA/RFA curves, expected curve, ECA: import from
+:mod:`aggregation.evaluation.error_curves`.
+
+Importing it warns (:class:`DeprecationWarning`); it re-exports the moved names until
+its removal in moweights 0.2.0 (:data:`rankers._moved.REMOVED_IN`).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,9 @@ from aggregation.evaluation.error_curves import (
     ffa_rfa,
     ffa_rfa_many,
 )
+from rankers._moved import warn_moved
+
+warn_moved(__name__, "aggregation.evaluation.error_curves")
 
 __all__ = [
     "WEIGHTINGS",

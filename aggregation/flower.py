@@ -1,7 +1,11 @@
-"""Old path of :mod:`aggregation.federated.flower` (the Flower apps of federated ranking).
+"""Deprecated old path of the Flower apps of federated ranking: import from
+:mod:`aggregation.federated.flower`.
 
-Kept so existing code and app folders keep working: ``aggregation.flower:client_app`` and
-``aggregation.flower:server_app`` still load the apps (built on first access, as there).
+Importing it warns (:class:`DeprecationWarning`); it re-exports the moved names until
+its removal in moweights 0.2.0 (:data:`rankers._moved.REMOVED_IN`).
+
+App folders written before the move (``aggregation.flower:client_app``,
+``aggregation.flower:server_app``) still load the same apps until then.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ from aggregation.federated.flower import (
     site_seeds,
     write_app,
 )
+from rankers._moved import warn_moved
+
+warn_moved(__name__, "aggregation.federated.flower")
 
 __all__ = [  # noqa: F822 - client_app and server_app come from __getattr__
     "MESSAGE_TYPE",

@@ -1,5 +1,9 @@
-"""Old path of :mod:`aggregation.evaluation.stats` (Friedman, Nemenyi, Wilcoxon–Holm); kept
-so existing code keeps working."""
+"""Deprecated old path of Friedman, Nemenyi, Wilcoxon–Holm: import from
+:mod:`aggregation.evaluation.stats`.
+
+Importing it warns (:class:`DeprecationWarning`); it re-exports the moved names until
+its removal in moweights 0.2.0 (:data:`rankers._moved.REMOVED_IN`).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,9 @@ from aggregation.evaluation.stats import (
     rank_table,
     wilcoxon_holm,
 )
+from rankers._moved import warn_moved
+
+warn_moved(__name__, "aggregation.evaluation.stats")
 
 __all__ = [
     "FriedmanResult",

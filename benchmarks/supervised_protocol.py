@@ -167,9 +167,8 @@ def feasible_folds(folds: int, path: str) -> int:
     return int(min(folds, np.unique(y, return_counts=True)[1].max()))
 
 
-# the evaluation a cell's result depends on: the old import path and the module behind it
-# (hashing the re-exporting shim alone missed edits to the curves themselves)
-_EVALUATION = ("aggregation.error_curves", "aggregation.evaluation.error_curves")
+# the evaluation a cell's result depends on (the module that computes the curves)
+_EVALUATION = ("aggregation.evaluation.error_curves",)
 
 
 def make_cells(args, datasets) -> list[harness.Cell]:

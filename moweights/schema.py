@@ -1,8 +1,9 @@
-"""Old path of the config schema, kept for outside code: see :mod:`moweights.config`.
-
-The schema itself is :mod:`moweights.config.schema`, the type check
-:mod:`moweights.config.check`, the JSON Schema, Markdown and example
+"""Deprecated old path of the config schema, its type check and its exports: import from
+:mod:`moweights.config.schema`, :mod:`moweights.config.check` and
 :mod:`moweights.config.export`.
+
+Importing it warns (:class:`DeprecationWarning`); it re-exports the moved names until
+its removal in moweights 0.2.0 (:data:`rankers._moved.REMOVED_IN`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ from moweights.config.schema import (
     Table,
     Type,
 )
+from rankers._moved import warn_moved
+
+warn_moved(__name__, "moweights.config.schema, moweights.config.check and moweights.config.export")
 
 __all__ = [
     "AGGREGATIONS",

@@ -37,7 +37,7 @@ message belongs to, or else the nearest standard built-in type of the exception
 (``ValueError``, ``FileNotFoundError``...; ``"Error"`` when that is only ``Exception``):
 a plugin's own class name is never sent, as a plugin may build it from data. The full
 error, with its traceback, goes to the **site's own log**: Python logging, logger
-``aggregation.flower``, at ERROR, in the ClientApp's process (which writes to the
+``aggregation.federated.flower``, at ERROR, in the ClientApp's process (which writes to the
 SuperNode's stderr unless the site configures logging); Flower does not forward a
 ClientApp's log to the server. The server checks what it receives: an error that is not
 one of the fixed texts (an older or altered site) is withheld, and so is Flower's own
@@ -107,7 +107,7 @@ server; a relative path starts at the SuperLink's working directory), which rece
 The run config, the app folder and the result files are in
 :mod:`aggregation.federated.flower_app`, the local deployment (real processes on one
 machine) in :mod:`aggregation.federated.local`; both are importable from here. The old path
-``aggregation.flower`` still works, app references included.
+``aggregation.flower`` (deprecated, removed in 0.2.0) still loads the same apps.
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ __all__ = [  # noqa: F822
 #: the site's own log (Python logging in the ClientApp's process, which writes to the
 #: SuperNode's stderr unless the site configures logging): every failure in full, at ERROR
 #: (named as before the module moved here, so a site's logging configuration still applies)
-_LOG = logging.getLogger("aggregation.flower")
+_LOG = logging.getLogger(__name__)
 
 #: the one message a site answers (Flower's "query" category, action "rank")
 MESSAGE_TYPE = "query.rank"

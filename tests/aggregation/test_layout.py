@@ -1,5 +1,6 @@
-"""The package layout: lazy façades, cheap imports, and every public name and old module path
-that the README, the docs and the examples use still importing."""
+"""The package layout: lazy façades, cheap imports, and every public name that the README,
+the docs and the examples use still importing (the deprecated old module paths:
+tests/test_old_paths.py)."""
 
 from __future__ import annotations
 
@@ -50,34 +51,18 @@ def test_importing_a_package_imports_no_heavy_library(module):
     assert out.stdout.strip() == "[]"
 
 
-#: old module paths outside code may use (moved in the regrouping) and names they held
-OLD_PATHS = {
-    "aggregation.curves": ["topk_curve", "geometric_grid", "METRICS", "ffa_rfa", "eca"],
-    "aggregation.error_curves": ["ffa_rfa", "ffa_rfa_many", "expected_curve", "WEIGHTINGS"],
-    "aggregation.clustering": ["cluster_scores", "two_step_metrics", "METRICS"],
-    "aggregation.stats": ["friedman", "nemenyi", "wilcoxon_holm", "NemenyiResult"],
-    "aggregation.bayes": ["bayesian_comparison", "BayesianComparison"],
-    "aggregation.flower": ["write_app", "read_result", "site_error", "LocalDeployment"],
+#: modules that kept their names through the regrouping (as packages now) and names they hold
+KEPT_PATHS = {
     "aggregation.federated": ["rank_sites", "rank_one_site", "AGGREGATES", "SiteRankings"],
     "aggregation.plots": ["plot_cd_diagram", "plot_topk_curves", "plot_error_curves"],
 }
 
 
-@pytest.mark.parametrize(("module", "names"), OLD_PATHS.items())
-def test_old_module_paths_still_serve_their_names(module, names):
+@pytest.mark.parametrize(("module", "names"), KEPT_PATHS.items())
+def test_kept_module_paths_still_serve_their_names(module, names):
     mod = importlib.import_module(module)
     for name in names:
         assert getattr(mod, name) is not None
-
-
-def test_old_flower_app_references_load_the_same_apps():
-    pytest.importorskip(
-        "flwr", minversion="1.41", reason="needs the 'federated' extra: pip install '.[federated]'"
-    )
-    import aggregation.federated.flower as new
-    import aggregation.flower as old
-
-    assert old.server_app is new.server_app and old.client_app is new.client_app
 
 
 def _documented_imports() -> set[tuple[str, str]]:

@@ -321,15 +321,17 @@ def test_rank_statistics_leave_out_the_most_incomplete_first(proto):
     assert list(proto._complete_part(tie).index) == ["u"]
 
 
+#: a module of the evaluation code, to fingerprint
+TOPK = "aggregation.evaluation.topk"
+
+
 def test_code_fingerprint_follows_the_source_a_cell_depends_on(proto, tmp_path, monkeypatch):
-    a = proto.code_fingerprint(["variance"], ["aggregation.curves"])
-    assert a == proto.code_fingerprint(["variance"], ["aggregation.curves"])
-    assert a != proto.code_fingerprint(["laplacian"], ["aggregation.curves"])
-    assert a != proto.code_fingerprint(["variance"], ["aggregation.error_curves"])
+    a = proto.code_fingerprint(["variance"], [TOPK])
+    assert a == proto.code_fingerprint(["variance"], [TOPK])
+    assert a != proto.code_fingerprint(["laplacian"], [TOPK])
+    assert a != proto.code_fingerprint(["variance"], ["aggregation.evaluation.error_curves"])
     # the random baseline depends on the evaluation code only
-    assert proto.code_fingerprint(["random"], ["aggregation.curves"]) == proto.code_fingerprint(
-        modules=["aggregation.curves"]
-    )
+    assert proto.code_fingerprint(["random"], [TOPK]) == proto.code_fingerprint(modules=[TOPK])
 
 
 def _edited(proto, monkeypatch, tmp_path, module: str, edit) -> None:
@@ -359,10 +361,10 @@ def _edited(proto, monkeypatch, tmp_path, module: str, edit) -> None:
     ids=["code", "comment", "docstring"],
 )
 def test_code_fingerprint_follows_code_not_comments(proto, tmp_path, monkeypatch, edit, rekeys):
-    a = proto.code_fingerprint(["variance"], ["aggregation.curves"])
-    _edited(proto, monkeypatch, tmp_path, "aggregation.curves", edit)
+    a = proto.code_fingerprint(["variance"], [TOPK])
+    _edited(proto, monkeypatch, tmp_path, TOPK, edit)
     try:
-        assert (proto.code_fingerprint(["variance"], ["aggregation.curves"]) != a) is rekeys
+        assert (proto.code_fingerprint(["variance"], [TOPK]) != a) is rekeys
     finally:
         monkeypatch.undo()
         proto.forget_source()
@@ -374,7 +376,7 @@ def test_code_fingerprint_follows_a_rankers_helper_modules(proto, tmp_path, monk
     assert "rankers.unsupervised._lars" in proto.module_closure(["rankers.unsupervised.mcfs"])
     # a package's __init__ only re-exports: the closure names the defining module
     closure = proto.module_closure(["aggregation.evaluation.error_curves"])
-    assert "aggregation.evaluation.topk" in closure and "aggregation.evaluation" not in closure
+    assert TOPK in closure and "aggregation.evaluation" not in closure
     before = {n: proto.code_fingerprint([n]) for n in ("laplacian", "variance")}
     _edited(proto, monkeypatch, tmp_path, "rankers.neighbors", lambda s: s + "\n_EDITED = 1\n")
     try:
@@ -402,15 +404,20 @@ def test_supervised_folds_shrink_to_the_largest_class(tmp_path):
     assert curve.attrs["n_folds"] == 9
 
 
-def test_supervised_cells_follow_the_error_curve_module_behind_the_shim():
-    """aggregation.error_curves only re-exports; an edit of the curves themselves
-    (aggregation.evaluation.error_curves) must change the supervised cells' keys."""
-    script = _script("supervised_protocol")
-    assert "aggregation.evaluation.error_curves" in script._EVALUATION
+def test_protocol_cells_follow_the_evaluation_modules_by_their_real_paths():
+    """The cells' keys hash the modules that compute the curves, never a deprecated old
+    path that only re-exports them (those go in moweights 0.2.0)."""
     import importlib.util
 
-    shim = Path(importlib.util.find_spec("aggregation.error_curves").origin).read_text()
-    assert "from aggregation.evaluation.error_curves import" in shim
+    for name, real in [
+        ("supervised_protocol", "aggregation.evaluation.error_curves"),
+        ("unsupervised_protocol", TOPK),
+    ]:
+        evaluation = _script(name)._EVALUATION
+        assert real in evaluation, (name, evaluation)
+        for module in evaluation:
+            source = Path(importlib.util.find_spec(module).origin).read_text()
+            assert "warn_moved(" not in source, (name, module)
 
 
 def test_a_cell_resumes_from_the_folds_it_saved(data, monkeypatch, tmp_path):

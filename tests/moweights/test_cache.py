@@ -204,7 +204,7 @@ def test_edited_code_invalidates_the_cache(first, tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------ the format
 def test_code_fingerprint_follows_the_source(tmp_path, monkeypatch):
-    from moweights.cache import code_fingerprint
+    from moweights.pipeline.cache import code_fingerprint
 
     package = tmp_path / "fp_pkg"
     (package / "sub").mkdir(parents=True)
@@ -246,7 +246,7 @@ def _tricky_frame() -> pd.DataFrame:
     ],
 )
 def test_tables_round_trip_exactly(value):
-    from moweights.cache import decode, encode
+    from moweights.pipeline.cache import decode, encode
 
     back = decode(*encode(value))
     pd.testing.assert_frame_equal(back, value, check_exact=True)
@@ -256,7 +256,7 @@ def test_tables_round_trip_exactly(value):
 
 
 def test_rankings_and_containers_round_trip():
-    from moweights.cache import decode, encode
+    from moweights.pipeline.cache import decode, encode
 
     ranking = Ranking.from_scores({"a": 0.5, "b": 0.5, "c": np.nextafter(0.5, 0)}, method=None)
     generic = GenericRanking([["b", "a"], ["c"]], method="generic")
@@ -282,14 +282,14 @@ def test_rankings_and_containers_round_trip():
     ],
 )
 def test_values_the_cache_does_not_hold_are_refused(value):
-    from moweights.cache import CacheFormatError, encode
+    from moweights.pipeline.cache import CacheFormatError, encode
 
     with pytest.raises(CacheFormatError):
         encode(value)
 
 
 def test_an_unsupported_value_is_computed_and_not_kept(tmp_path):
-    from moweights.cache import CacheWarning, StepCache
+    from moweights.pipeline.cache import CacheWarning, StepCache
 
     cache = StepCache(tmp_path)
     with pytest.warns(CacheWarning, match="not cached"):
@@ -298,7 +298,7 @@ def test_an_unsupported_value_is_computed_and_not_kept(tmp_path):
 
 
 def test_a_load_checks_the_header_and_every_array(tmp_path):
-    from moweights.cache import StepCache
+    from moweights.pipeline.cache import StepCache
 
     cache = StepCache(tmp_path)
     key = "a" * 32
@@ -382,7 +382,7 @@ def _fetch_traced(cache, key):
 
 
 def test_a_deflated_bomb_is_refused_before_any_array_is_read(tmp_path):
-    from moweights.cache import StepCache
+    from moweights.pipeline.cache import StepCache
 
     cache = StepCache(tmp_path)
     key = "c" * 32
@@ -402,7 +402,7 @@ def test_a_deflated_bomb_is_refused_before_any_array_is_read(tmp_path):
 
 
 def test_an_array_declaring_more_than_its_entry_holds_is_refused(tmp_path):
-    from moweights.cache import StepCache
+    from moweights.pipeline.cache import StepCache
 
     cache = StepCache(tmp_path)
     key = "d" * 32
@@ -424,7 +424,7 @@ def test_an_array_declaring_more_than_its_entry_holds_is_refused(tmp_path):
     ],
 )
 def test_entries_with_foreign_member_names_are_refused(tmp_path, members, needle):
-    from moweights.cache import StepCache
+    from moweights.pipeline.cache import StepCache
 
     cache = StepCache(tmp_path)
     key = "e" * 32
@@ -439,7 +439,7 @@ def test_entries_with_foreign_member_names_are_refused(tmp_path, members, needle
 
 
 def test_an_oversized_entry_is_not_read(tmp_path):
-    from moweights.cache import StepCache
+    from moweights.pipeline.cache import StepCache
 
     cache = StepCache(tmp_path)
     key = "f" * 32
@@ -454,7 +454,7 @@ def test_an_oversized_entry_is_not_read(tmp_path):
 _SPECIAL_ENTRY = """
 import os, resource, sys, warnings
 import numpy as np
-from moweights.cache import StepCache
+from moweights.pipeline.cache import StepCache
 size = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status")
             if line.startswith("VmSize:"))  # a bound: reading /dev/zero must not eat the machine
 resource.setrlimit(resource.RLIMIT_AS, (size + 2**30, resource.RLIM_INFINITY))

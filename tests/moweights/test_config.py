@@ -12,9 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from moweights import schema
 from moweights.cli import main
 from moweights.config import apply_overrides, load_config, parse_config
+from moweights.config.check import Problems, check
+from moweights.config.export import json_schema, markdown, ranker_params_schemas, toml_value
+from moweights.config.schema import SCHEMA, Integer, Key, Number
 from rankers.exceptions import ConfigError
 
 pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
@@ -196,8 +198,8 @@ def test_overrides():
 
 
 def test_schema_describes_and_checks_every_type():
-    p = schema.Problems("f")
-    out = schema.check(
+    p = Problems("f")
+    out = check(
         {
             "data": {"builtin": "wine", "drop": "id"},
             "rankers": [{"name": "variance"}],
@@ -223,18 +225,18 @@ def test_schema_describes_and_checks_every_type():
     assert len(p.items) == 5
     # bad values fall back to defaults so the other checks can go on
     assert out["evaluation"]["error_curves"]["grid"] == "geometric"
-    assert schema.Integer(1).accepts(True) is False  # a TOML boolean is not a number
-    assert schema.Number(0).accepts(float("inf")) is False
+    assert Integer(1).accepts(True) is False  # a TOML boolean is not a number
+    assert Number(0).accepts(float("inf")) is False
 
 
 def test_json_schema_is_committed_and_up_to_date():
     committed = json.loads((ROOT / "docs" / "config-schema.json").read_text(encoding="utf-8"))
-    fresh = schema.json_schema(schema.ranker_params_schemas())
+    fresh = json_schema(ranker_params_schemas())
     assert committed == fresh, (
         "docs/config-schema.json is stale: run `moweights schema -o docs/config-schema.json`"
     )
     docs = (ROOT / "docs" / "config.md").read_text(encoding="utf-8")
-    assert docs == schema.markdown(), (
+    assert docs == markdown(), (
         "docs/config.md is stale: run `moweights schema --format markdown -o docs/config.md`"
     )
 
@@ -243,7 +245,7 @@ def test_json_schema_agrees_with_validation():
     jsonschema = pytest.importorskip(
         "jsonschema", reason="needs the 'test' extra: pip install '.[test]'"
     )
-    doc = schema.json_schema(schema.ranker_params_schemas())
+    doc = json_schema(ranker_params_schemas())
     jsonschema.Draft202012Validator.check_schema(doc)
     validator = jsonschema.Draft202012Validator(doc)
     for path in sorted((ROOT / "examples").glob("*.toml")):
@@ -261,7 +263,7 @@ def test_init_writes_a_valid_commented_config(tmp_path, capsys):
     text = path.read_text()
     cfg = load_config(path)
     assert [r.name for r in cfg.rankers] == ["variance", "laplacian", "info_gain"]
-    for section in schema.SCHEMA.sections:  # every section is explained
+    for section in SCHEMA.sections:  # every section is explained
         assert section.name in text
     assert "# scheduler = " in text and "# two_step = false" in text
     assert main(["init", str(path)]) == 2  # no silent overwrite
@@ -280,7 +282,7 @@ _SCALARS = st.one_of(
 )
 
 
-def _keys() -> list[tuple[tuple[str, ...], schema.Key]]:
+def _keys() -> list[tuple[tuple[str, ...], Key]]:
     out = []
 
     def walk(section, prefix):
@@ -289,7 +291,7 @@ def _keys() -> list[tuple[tuple[str, ...], schema.Key]]:
         for sub in section.sections:
             walk(sub, (*prefix, sub.name))
 
-    for section in schema.SCHEMA.sections:
+    for section in SCHEMA.sections:
         walk(section, (section.name, "0") if section.array else (section.name,))
     return out
 
@@ -301,7 +303,7 @@ def _toml(doc: dict) -> str:
         items = value if isinstance(value, list) else [value]
         for item in items:
             lines.append(f"[[{name}]]" if isinstance(value, list) else f"[{name}]")
-            lines += [f"{k} = {schema.toml_value(v)}" for k, v in item.items()]
+            lines += [f"{k} = {toml_value(v)}" for k, v in item.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -1,5 +1,6 @@
-"""The moweights layout: the old module paths keep serving their names, and every
-``moweights`` import or dotted name the README, the docs and the examples show works."""
+"""The moweights layout: the packages keep serving the names they had before the regrouping,
+and every ``moweights`` import or dotted name the README, the docs and the examples show
+works (the deprecated old module paths: tests/test_old_paths.py)."""
 
 from __future__ import annotations
 
@@ -14,48 +15,22 @@ pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pypr
 
 REPO = Path(__file__).resolve().parents[2]
 
-#: module -> names outside code may import from it (the paths before the regrouping)
-OLD_PATHS = {
+#: module -> names outside code may import from it (kept through the regrouping)
+KEPT_PATHS = {
     "moweights": ["run", "load_config", "parse_config", "datasets", "MOWeighting"],
     "moweights.pipeline": ["run", "RunResult", "load_data", "load_units"],
     "moweights.config": [
         "AGGREGATIONS", "RankerSpec", "RunConfig", "Settings", "apply_overrides",
         "load_config", "parse_config",
     ],
-    "moweights.schema": [
-        "AGGREGATIONS", "BACKENDS", "SCHEMA", "Key", "Problems", "Section", "Type", "check",
-        "json_schema", "markdown", "example_config", "ranker_params_schemas", "toml_value",
-    ],
-    "moweights.report": [
-        "RunFolder", "atomic_write", "curve_point", "make_output_dir", "summary_text",
-    ],
-    "moweights.render": ["render"],
-    "moweights.cache": [
-        "CacheFormatError", "CacheWarning", "StepCache", "code_fingerprint", "decode", "encode",
-    ],
-    "moweights.lock": ["LOCK_NAME", "RunLock", "StaleLockWarning"],
 }  # fmt: skip
 
 
-@pytest.mark.parametrize(("module", "names"), OLD_PATHS.items())
-def test_old_module_paths_still_serve_their_names(module, names):
+@pytest.mark.parametrize(("module", "names"), KEPT_PATHS.items())
+def test_kept_module_paths_still_serve_their_names(module, names):
     mod = importlib.import_module(module)
     for name in names:
         assert getattr(mod, name) is not None, f"{module}.{name}"
-
-
-def test_old_paths_serve_the_same_objects():
-    from moweights import cache, lock, render, report, schema
-    from moweights.config import schema as new_schema
-    from moweights.output import files, folder
-    from moweights.output import report as page
-    from moweights.pipeline import cache as new_cache
-    from moweights.pipeline import lock as new_lock
-
-    assert schema.SCHEMA is new_schema.SCHEMA
-    assert report.RunFolder is folder.RunFolder and report.atomic_write is files.atomic_write
-    assert render.render is page.render
-    assert cache.StepCache is new_cache.StepCache and lock.RunLock is new_lock.RunLock
 
 
 def test_the_schema_lists_the_combination_methods_aggregation_has():

@@ -107,7 +107,7 @@ def test_two_concurrent_runs_into_one_folder(tmp_path, capsys):
 
 
 def test_a_held_lock_stops_a_run_before_it_writes(tmp_path, capsys):
-    from moweights.lock import RunLock
+    from moweights.pipeline.lock import RunLock
     from rankers.exceptions import RunLockedError
 
     out = tmp_path / "out"
@@ -130,7 +130,7 @@ def test_a_held_lock_stops_a_run_before_it_writes(tmp_path, capsys):
 
 
 def test_a_stale_lock_is_taken_over_with_a_warning(tmp_path):
-    from moweights.lock import StaleLockWarning
+    from moweights.pipeline.lock import StaleLockWarning
 
     out = tmp_path / "out"
     pid = _dead_pid()
@@ -142,7 +142,7 @@ def test_a_stale_lock_is_taken_over_with_a_warning(tmp_path):
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 def test_a_reused_pid_is_not_the_owner(tmp_path):
-    from moweights.lock import RunLock, StaleLockWarning
+    from moweights.pipeline.lock import RunLock, StaleLockWarning
     from rankers.exceptions import RunLockedError
 
     # alive until the test kills it, however long the checks take on a busy machine
@@ -163,7 +163,7 @@ def test_a_reused_pid_is_not_the_owner(tmp_path):
 
 @pytest.mark.parametrize("kind", ["other host", "unreadable"])
 def test_locks_that_cannot_be_checked_are_respected(tmp_path, kind):
-    from moweights.lock import RunLock
+    from moweights.pipeline.lock import RunLock
     from rankers.exceptions import RunLockedError
 
     if kind == "other host":
@@ -179,7 +179,7 @@ def test_locks_that_cannot_be_checked_are_respected(tmp_path, kind):
 
 
 def test_two_takers_of_one_stale_lock_never_both_win(tmp_path):
-    from moweights.lock import RunLock
+    from moweights.pipeline.lock import RunLock
     from rankers.exceptions import RunLockedError
 
     for _ in range(10):
@@ -290,7 +290,7 @@ def test_a_lock_that_no_run_wrote_stops_run_and_report_at_once(tmp_path, kind):
 
 
 def test_a_lock_that_cannot_be_written_whole_is_not_left_behind(tmp_path, monkeypatch):
-    from moweights.lock import RunLock
+    from moweights.pipeline.lock import RunLock
     from rankers.exceptions import OutputFolderError
 
     def full(*args, **kwargs):

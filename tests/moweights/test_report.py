@@ -12,9 +12,8 @@ import pytest
 from scipy import stats
 
 from moweights.config import parse_config
+from moweights.output import atomic_write, curve_point, render, summary_text
 from moweights.pipeline import run
-from moweights.render import render
-from moweights.report import atomic_write, curve_point, summary_text
 
 RAW = {
     "data": {"builtin": "iris"},

@@ -1,4 +1,4 @@
-"""Tests of aggregation.bayes (the Bayesian comparison, optional extra moweights[bayes])."""
+"""Tests of aggregation.evaluation.bayes (the Bayesian comparison, extra moweights[bayes])."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aggregation.error_curves import default_estimator, ffa_rfa
+from aggregation.evaluation.error_curves import default_estimator, ffa_rfa
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
@@ -67,8 +67,8 @@ def test_scaled_once_folds_score_every_subset_as_the_model_does(n_classes):
 def test_expected_curve_takes_the_scaled_once_path_only_for_the_default_model(monkeypatch):
     """The paper's model with accuracy goes through _fold_accuracies; another scoring or
     estimator keeps the general path, and n_jobs does not change the curve."""
-    from aggregation.error_curves import expected_curve
     from aggregation.evaluation import error_curves
+    from aggregation.evaluation.error_curves import expected_curve
 
     rng = np.random.default_rng(3)
     y = np.arange(40) % 2

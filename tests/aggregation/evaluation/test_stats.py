@@ -1,4 +1,4 @@
-"""Tests of aggregation.stats (Friedman, Nemenyi, Wilcoxon–Holm) and the CD diagram."""
+"""Tests of aggregation.evaluation.stats (Friedman, Nemenyi, Wilcoxon–Holm) and the CD diagram."""
 
 from __future__ import annotations
 

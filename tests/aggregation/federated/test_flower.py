@@ -1,4 +1,4 @@
-"""Tests of aggregation.flower: the Flower ClientApp/ServerApp of federated per-site ranking.
+"""Tests of aggregation.federated.flower: the Flower ClientApp/ServerApp of per-site ranking.
 
 Fast tests drive the apps in this process (a stand-in Grid hands each message to the
 ClientApp); the slow one starts real Flower processes on 127.0.0.1 (a SuperLink, one
@@ -440,7 +440,7 @@ def test_a_site_error_reaches_the_server_as_its_type_and_a_fixed_message(
         got.summary(),
     )
     # the site's own log holds the whole story: the text and the traceback, at ERROR
-    (record,) = [r for r in caplog.records if r.name == "aggregation.flower"]
+    (record,) = [r for r in caplog.records if r.name == "aggregation.federated.flower"]
     assert record.levelno == logging.ERROR and record.exc_info is not None
     site_log = caplog.handler.format(record)
     assert SECRET_LABEL in site_log and SECRET_COLUMN in site_log and "Traceback" in site_log

@@ -1,0 +1,244 @@
+"""The deprecated old module paths (``aggregation.stats``, ``moweights.cache``, ...).
+
+Each still serves its names until moweights 0.2.0, warns when imported -- naming its new
+home, which does hold every name, and the release that removes it, at the line that
+imported it -- and nothing in the repository imports one any more.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import re
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import pytest
+
+import moweights
+from rankers._moved import REMOVED_IN
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: the old module paths, each a re-export module beside its new home
+MOVED = (
+    "aggregation.bayes",
+    "aggregation.clustering",
+    "aggregation.curves",
+    "aggregation.error_curves",
+    "aggregation.flower",
+    "aggregation.stats",
+    "moweights.cache",
+    "moweights.lock",
+    "moweights.render",
+    "moweights.report",
+    "moweights.schema",
+)
+
+#: where the repository's own code, tests, scripts and docs live
+SCANNED = ("rankers", "aggregation", "moweights", "tests", "benchmarks", "examples", "docs")
+
+
+def _forget(monkeypatch, old: str) -> None:
+    """Make the next access import ``old`` afresh (both undone after the test)."""
+    parent, child = old.rsplit(".", 1)
+    monkeypatch.delitem(sys.modules, old, raising=False)
+    package = importlib.import_module(parent)
+    if child in vars(package):  # (hasattr would import it through the lazy __getattr__)
+        monkeypatch.delattr(package, child)
+
+
+def _moved_warnings(record) -> list[warnings.WarningMessage]:
+    return [w for w in record if "will be removed in moweights" in str(w.message)]
+
+
+def test_the_list_is_every_module_that_warns():
+    calls = {
+        f"{path.parent.name}.{path.stem}"
+        for package in ("aggregation", "moweights", "rankers")
+        for path in (REPO / package).rglob("*.py")
+        if "warn_moved(__name__" in path.read_text(encoding="utf-8")
+    }
+    assert calls == set(MOVED)
+
+
+def test_the_removal_release_is_the_next_minor_release():
+    major, minor = (int(part) for part in moweights.__version__.split(".")[:2])
+    assert f"{major}.{minor + 1}.0" == REMOVED_IN
+
+
+@pytest.mark.parametrize("old", MOVED)
+def test_an_old_path_warns_and_its_new_home_holds_every_name(old, monkeypatch):
+    _forget(monkeypatch, old)
+    with pytest.warns(DeprecationWarning) as record:
+        module = importlib.import_module(old)
+    (warning,) = _moved_warnings(record)
+    message = str(warning.message)
+    assert message.startswith(f"{old} is deprecated") and f"moweights {REMOVED_IN}" in message
+    assert warning.filename == __file__  # the line that imported it, not the import machinery
+    new = re.fullmatch(r".*import from (.+) instead", message).group(1)
+    homes = [importlib.import_module(name) for name in re.split(r", | and ", new)]
+    assert old not in new and all(home.__name__ not in MOVED for home in homes)
+    for name in module.__all__:
+        value = getattr(module, name)
+        assert any(getattr(home, name, None) is value for home in homes), (old, name, new)
+
+
+@pytest.mark.parametrize("old", MOVED)
+def test_an_old_path_reached_as_an_attribute_warns_at_that_line(old, monkeypatch):
+    _forget(monkeypatch, old)
+    parent, child = old.rsplit(".", 1)
+    package = importlib.import_module(parent)
+    with pytest.warns(DeprecationWarning) as record:
+        module = getattr(package, child)  # served by the package's lazy __getattr__
+    (warning,) = _moved_warnings(record)
+    assert warning.filename == __file__ and module is sys.modules[old]
+
+
+@pytest.mark.parametrize("package", ["aggregation", "moweights"])
+def test_star_imports_and_dir_leave_the_old_paths_alone(package):
+    code = (
+        "import sys, warnings\n"
+        "warnings.simplefilter('error', DeprecationWarning)\n"
+        f"from {package} import *\n"
+        f"import {package}\n"
+        f"print(sorted(set(dir({package})) & {set(MOVED)!r}))\n"
+        f"print(sorted(m for m in sys.modules if m in {set(MOVED)!r}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["[]", "[]"]
+
+
+def test_old_flower_app_references_load_the_same_apps(monkeypatch):
+    pytest.importorskip(
+        "flwr", minversion="1.41", reason="needs the 'federated' extra: pip install '.[federated]'"
+    )
+    import aggregation.federated.flower as new
+
+    _forget(monkeypatch, "aggregation.flower")
+    with pytest.warns(DeprecationWarning, match="aggregation.federated.flower"):
+        import aggregation.flower as old
+
+    assert old.server_app is new.server_app and old.client_app is new.client_app
+
+
+def test_no_module_of_the_packages_imports_an_old_path():
+    """Import every module of the three packages with the deprecation made an error."""
+    code = textwrap.dedent(
+        f"""
+        import importlib, pkgutil, warnings
+        warnings.filterwarnings(
+            "error", ".* will be removed in moweights", DeprecationWarning
+        )
+        moved = {set(MOVED)!r}
+        failed = []
+        for package in ("rankers", "aggregation", "moweights"):
+            path = importlib.import_module(package).__path__
+            for info in pkgutil.walk_packages(path, package + "."):
+                name = info.name
+                if name in moved or name.endswith("__main__"):
+                    continue
+                try:
+                    importlib.import_module(name)
+                except ModuleNotFoundError as error:  # an optional extra not installed
+                    if (error.name or "").split(".")[0] in ("rankers", "aggregation", "moweights"):
+                        failed.append(f"{{name}}: {{error}}")
+                except DeprecationWarning as warning:
+                    failed.append(f"{{name}}: {{warning}}")
+        print(*failed, sep="\\n")
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert out.stdout.strip() == ""
+
+
+def _python_sources() -> list[tuple[Path, str]]:
+    """The Python the repository holds: modules, notebooks' code cells, Markdown's
+    ``python`` blocks (the deprecated modules and this file left out)."""
+    skip = {REPO / f"{old.replace('.', '/')}.py" for old in MOVED} | {Path(__file__)}
+    paths = [REPO / "README.md"]
+    for folder in SCANNED:
+        paths += sorted((REPO / folder).rglob("*"))
+    sources = []
+    for path in paths:
+        if path in skip or "_build" in path.parts or not path.is_file():
+            continue
+        if path.suffix == ".py":
+            sources.append((path, path.read_text(encoding="utf-8")))
+        elif path.suffix == ".ipynb":
+            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+            for cell in cells:
+                if cell["cell_type"] == "code":
+                    lines = "".join(cell["source"]).splitlines()
+                    code = [line for line in lines if not line.lstrip().startswith(("%", "!"))]
+                    sources.append((path, "\n".join(code)))
+        elif path.suffix == ".md":
+            text = path.read_text(encoding="utf-8")
+            for block in re.findall(r"```(?:python|py)\n(.*?)```", text, re.S):
+                sources.append((path, block))
+    return sources
+
+
+def _old_path_uses(tree: ast.AST) -> list[str]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name in MOVED]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found += [node.module] if node.module in MOVED else []
+            found += [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            found.append(f"{node.value.id}.{node.attr}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.append(node.value.split(":")[0])  # "aggregation.flower:server_app"
+    return [name for name in found if name in MOVED]
+
+
+def test_nothing_in_the_repository_uses_an_old_path():
+    sources = _python_sources()
+    assert any(path.suffix == ".ipynb" for path, _ in sources)  # the scan reaches notebooks
+    uses = []
+    for path, source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:  # a Markdown block of pseudo-code
+            continue
+        uses += [f"{path.relative_to(REPO)}: {name}" for name in _old_path_uses(tree)]
+    assert uses == []
+
+
+def test_the_scan_finds_every_way_of_using_an_old_path():
+    source = textwrap.dedent(
+        """
+        import aggregation.stats
+        from aggregation import curves
+        from moweights.cache import StepCache
+        moweights.lock.RunLock
+        app = "aggregation.flower:server_app"
+        fingerprint(["aggregation.error_curves"])
+        from aggregation.evaluation import stats  # the new home: fine
+        """
+    )
+    assert _old_path_uses(ast.parse(source)) == [
+        "aggregation.stats",
+        "aggregation.curves",
+        "moweights.cache",
+        "moweights.lock",
+        "aggregation.flower",
+        "aggregation.error_curves",
+    ] or sorted(_old_path_uses(ast.parse(source))) == sorted(
+        [
+            "aggregation.stats",
+            "aggregation.curves",
+            "moweights.cache",
+            "moweights.lock",
+            "aggregation.flower",
+            "aggregation.error_curves",
+        ]
+    )
