@@ -199,3 +199,53 @@ def test_fingerprint_is_pinned_and_depends_on_every_part():
     fps = {fingerprint(f, y[: len(f)]) for f in changed} | {fingerprint(frame, None), base}
     assert len(fps) == len(changed) + 2
     assert fingerprint(frame, np.array([0, 1, 1])) != base
+
+
+# ------------------------------------------------------------------ tables rewritten per step
+def test_a_table_is_reused_only_when_it_would_print_the_same():
+    from moweights.output.files import csv_text
+    from moweights.output.folder import _same_table
+
+    base = pd.DataFrame(
+        {"score": [0.5, np.nan, 0.0], "label": ["a", "b", "c"], "n": [1, 2, 3]},
+        index=pd.Index(["x1", "x2", "x3"], name="feature"),
+    )
+    assert _same_table(base, base.copy())
+    different = [
+        base.assign(score=[0.5, np.nan, -0.0]),  # prints "-0"
+        base.assign(label=["a", "b", 1]),
+        base.assign(label=["a", "b", "c "]),
+        base.assign(n=[1.0, 2.0, 3.0]),
+        base.assign(n=np.array([1, 2, 3], dtype=np.int32)),
+        base.rename_axis(index="name"),
+        base.rename(index={"x3": "x4"}),
+        base.rename(columns={"n": "m"}),
+        base.iloc[:2],
+        base[["label", "score", "n"]],
+    ]
+    for frame in different:
+        assert not _same_table(base, frame)
+    # whatever the answer, equal answers mean equal files
+    for frame in [base.copy(), *different]:
+        if _same_table(base, frame):
+            assert csv_text(frame) == csv_text(base)
+
+
+def test_the_run_folder_encodes_an_unchanged_table_once(monkeypatch):
+    from moweights.output import folder as module
+
+    calls = []
+
+    def counting(frame, index=True):
+        calls.append(len(frame))
+        return f"{len(frame)} rows, {frame.iloc[0, 0]}\n"
+
+    monkeypatch.setattr(module, "csv_text", counting)
+    run_folder = object.__new__(module.RunFolder)  # no folder on disk: _csv alone
+    frame = pd.DataFrame({"a": [1.0, 2.0]}, index=pd.Index(["x", "y"], name="feature"))
+    first = run_folder._csv("scores.csv", frame, True)
+    assert run_folder._csv("scores.csv", frame.copy(), True) == first
+    frame.iloc[0, 0] = 5.0  # the caller's table changes after the write: seen
+    assert run_folder._csv("scores.csv", frame, True) == "2 rows, 5.0\n"
+    assert run_folder._csv("scores.csv", frame, False) == "2 rows, 5.0\n"
+    assert calls == [2, 2, 2]
