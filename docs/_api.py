@@ -3,10 +3,11 @@
 Every list here is derived from the implementation: the documented names are the
 ``__all__`` of the public modules below, the ranker pages are the rows of
 ``rankers.available()`` (the entry points), and each page's capabilities come from
-``rankers.ranker_tags`` of a default instance. Only public paths are written (a name's
-defining submodule never appears), so moving a module inside a package does not move a
-page. ``resolve_moved`` links a docstring's reference to a defining module
-(``aggregation.ranking.Ranking``) to the public page of the same object.
+``rankers.ranker_tags`` of a default instance; the list of what the registry holds that
+docs/design.md includes is written from the same rows (:func:`registry_markdown`). Only
+public paths are written (a name's defining submodule never appears), so moving a module
+inside a package does not move a page. ``resolve_moved`` links a docstring's reference to a
+defining module (``aggregation.ranking.Ranking``) to the public page of the same object.
 """
 
 from __future__ import annotations
@@ -185,6 +186,28 @@ def _rankers_index(rows) -> str:
     return "\n".join(lines) + "\n"
 
 
+def registry_markdown(rows) -> str:
+    """What the registry holds, by the package that exports each ranker, as the Markdown
+    that docs/design.md includes (``docs/_registry.md``, written at build time)."""
+    groups: dict[str, list[str]] = {}
+    for row, cls, _tags, _complexity in rows:
+        package = _public_path(cls).rsplit(".", 1)[0]
+        groups.setdefault(package, []).append(row.name)
+    counts = ", ".join(f"{len(names)} in `{package}`" for package, names in sorted(groups.items()))
+    lines = [
+        "<!-- written by docs/_api.py from rankers.available() at build time: do not edit -->",
+        "",
+        f"The registry holds {len(rows)} rankers: {counts}.",
+        "",
+        "| package | rankers (registry names) |",
+        "| --- | --- |",
+    ]
+    for package, names in sorted(groups.items()):
+        links = ", ".join(f"{{ref}}`{n} <ranker-{n}>`" for n in sorted(names))
+        lines.append(f"| `{package}` ({len(names)}) | {links} |")
+    return "\n".join(lines) + "\n"
+
+
 def _module_page(modname: str, heading: str, own: list[str], linked: list[tuple[str, str]]):
     lines = [
         _title(f"``{modname}`` — {heading}"),
@@ -212,8 +235,9 @@ def _module_page(modname: str, heading: str, own: list[str], linked: list[tuple[
 DOCUMENTED: dict[int, str] = {}
 
 
-def write_pages(out: Path) -> None:
-    """Write ``out``/index.rst, one page per public module and one per ranker."""
+def write_pages(out: Path, registry: Path | None = None) -> None:
+    """Write ``out``/index.rst, one page per public module and one per ranker, and, when
+    ``registry`` is given, the list of what the registry holds there (Markdown)."""
     if out.exists():
         shutil.rmtree(out)
     (out / "rankers").mkdir(parents=True)
@@ -224,6 +248,8 @@ def write_pages(out: Path) -> None:
         DOCUMENTED[id(cls)] = _public_path(cls)
         (out / "rankers" / f"{row.name}.rst").write_text(_ranker_page(row, cls, tags, complexity))
     (out / "rankers" / "index.rst").write_text(_rankers_index(rows))
+    if registry is not None:
+        registry.write_text(registry_markdown(rows), encoding="utf-8")
 
     for modname, heading in MODULES.items():
         module = importlib.import_module(modname)

@@ -46,6 +46,7 @@ exclude_patterns = [
     "examples/*.toml",
     "examples/*.py",
     "plugin",
+    "_registry.md",  # written by _api.write_pages, included by design.md
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 root_doc = "index"
@@ -103,6 +104,6 @@ html_static_path: list[str] = []
 
 
 def setup(app):
-    _api.write_pages(HERE / "api")
+    _api.write_pages(HERE / "api", registry=HERE / "_registry.md")
     app.connect("autodoc-process-docstring", _api.escape_type_underscores, priority=100)
     app.connect("missing-reference", _api.resolve_moved)
