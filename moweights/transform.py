@@ -56,11 +56,14 @@ def _names(columns) -> str:
 
 
 def _numeric(X: pd.DataFrame) -> list:
-    return [
-        c
-        for c in X.columns
-        if pd.api.types.is_numeric_dtype(X[c]) and not pd.api.types.is_bool_dtype(X[c])
-    ]
+    """The numeric, non-boolean columns, decided once per distinct dtype (a wide table has
+    thousands of columns and one or two dtypes)."""
+    dtypes = list(X.dtypes)
+    numeric = {
+        d: pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d)
+        for d in set(dtypes)
+    }
+    return [c for c, d in zip(X.columns, dtypes, strict=True) if numeric[d]]
 
 
 def negative_columns(X: pd.DataFrame) -> dict[str, float]:

@@ -249,3 +249,18 @@ def test_the_run_folder_encodes_an_unchanged_table_once(monkeypatch):
     assert run_folder._csv("scores.csv", frame, True) == "2 rows, 5.0\n"
     assert run_folder._csv("scores.csv", frame, False) == "2 rows, 5.0\n"
     assert calls == [2, 2, 2]
+
+
+def test_numeric_columns_for_the_log_match_the_per_column_rule():
+    from moweights.transform import _numeric
+
+    frame = _mixed()
+    frame["nullable_bool"] = pd.array([True, False, None] * 10, dtype="boolean")
+    frame["float32"] = np.float32(1.0)
+    expected = [
+        c
+        for c in frame.columns
+        if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
+    ]
+    assert _numeric(frame) == expected
+    assert "flag" not in expected and "nullable" in expected and "float32" in expected
