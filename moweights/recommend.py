@@ -271,11 +271,11 @@ def _guess_target(X: pd.DataFrame, ids: dict) -> tuple[str | None, str | None]:
     if len(named) > 1:
         listed = ", ".join(repr(str(c)) for c in named)
         return None, f"several columns could be the target ({listed}): pass --target NAME"
-    text = [
+    text = [  # the dtype first: no Series per numeric column of a wide table
         c
-        for c in X.columns
+        for c, dtype in zip(X.columns, X.dtypes, strict=True)
         if c not in ids
-        and not pd.api.types.is_numeric_dtype(X[c])
+        and not pd.api.types.is_numeric_dtype(dtype)
         and 2 <= X[c].nunique() <= min(_MAX_CLASSES, max(2, len(X) // 2))
     ]
     if len(text) == 1:
@@ -341,7 +341,8 @@ def recommend_file(
             f"{shown}; a run needs [data] drop = {json.dumps(list(ids))}"
         )
         X = X.drop(columns=list(ids))
-    text = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
+    numeric = [pd.api.types.is_numeric_dtype(d) for d in X.dtypes]  # not a Series per column
+    text = [c for c, number in zip(X.columns, numeric, strict=True) if not number]
     if text:
         notes.append(
             f"left out {len(text)} text column(s) ({', '.join(map(repr, text[:8]))}"
