@@ -264,3 +264,30 @@ def test_numeric_columns_for_the_log_match_the_per_column_rule():
     ]
     assert _numeric(frame) == expected
     assert "flag" not in expected and "nullable" in expected and "float32" in expected
+
+
+# ------------------------------------------------------------------ one read of the data
+def test_a_run_reads_its_data_file_once(tmp_path, monkeypatch):
+    from moweights.cli import main
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(20, 30)), columns=[f"g{j}" for j in range(30)])
+    frame["y"] = np.repeat([0, 1], 10)
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    (tmp_path / "run.toml").write_text(
+        '[data]\npath = "data.csv"\ntarget = "y"\n[[rankers]]\nname = "variance"\n'
+        "[evaluation]\nenabled = false\n[output]\nplots = false\nhtml = false\n"
+    )
+    reads = []
+    read_csv = pd.read_csv
+
+    def counting(source, *args, **kwargs):
+        if str(source).endswith("data.csv"):
+            reads.append(kwargs.get("nrows"))
+        return read_csv(source, *args, **kwargs)
+
+    monkeypatch.setattr(pd, "read_csv", counting)
+    for command in (["validate"], ["run", "-o", str(tmp_path / "out")]):
+        reads.clear()
+        assert main([*command, str(tmp_path / "run.toml"), "-q"]) == 0
+        assert reads == [None]  # the whole file once; its header by the csv module
