@@ -67,6 +67,7 @@ def _plant(path: Path, line: str) -> None:
         ("moweights/output/files.py", "import moweights.pipeline.runner", "moweights: the"),
         ("moweights/config/schema.py", "from moweights.config import check", "no import cycle"),
         ("moweights/pipeline/data.py", "import moweights.pipeline.steps", "moweights.pipeline"),
+        ("aggregation/plots.py", "import aggregation.bayes", "deprecated old module paths"),
     ],
 )
 def test_a_planted_violation_breaks_a_contract(tree, module, line, reported):
