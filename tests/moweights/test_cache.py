@@ -480,7 +480,7 @@ def test_an_entry_that_is_a_fifo_or_a_device_never_hangs(tmp_path, kind):
         pytest.skip("needs Linux's /proc (and FIFOs)")
     proc = subprocess.run(  # a process of its own: a hang must not hang the suite
         [sys.executable, "-c", _SPECIAL_ENTRY, str(tmp_path), kind.split()[0]],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()

@@ -278,7 +278,7 @@ def test_a_lock_that_no_run_wrote_stops_run_and_report_at_once(tmp_path, kind):
     needle = _plant(out, kind)
     for args in (["run", str(config), "-o", str(out)], ["report", str(out)]):
         proc = subprocess.run(  # a process of its own: a hang must not hang the suite
-            [*_command(), *args], capture_output=True, text=True, timeout=120,
+            [*_command(), *args], capture_output=True, text=True, timeout=600,
             preexec_fn=_bounded,
         )  # fmt: skip
         assert proc.returncode == 2, (args, proc.stderr)

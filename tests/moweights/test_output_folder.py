@@ -158,7 +158,7 @@ def test_report_refuses_results_that_are_links_or_fifos(tmp_path, quick, name, k
         os.mkfifo(out / name)
         why = "not a regular file (a FIFO)"
     before = (out / "report.html").read_bytes()
-    proc = _command("report", "out", cwd=tmp_path, timeout=120, preexec_fn=_bounded)
+    proc = _command("report", "out", cwd=tmp_path, timeout=600, preexec_fn=_bounded)
     _one_line(proc, str(Path("out") / name), why, code=2)
     assert (out / "report.html").read_bytes() == before  # nothing from outside embedded
     assert b"SECRET" not in (out / "report.html").read_bytes()
@@ -168,7 +168,7 @@ def test_report_refuses_an_oversized_table(tmp_path, quick):
     assert _command("run", str(quick), "-o", "out", "-q", cwd=tmp_path).returncode == 0
     with open(tmp_path / "out" / "ranks.csv", "wb") as f:  # 3 GB, sparse
         f.truncate(3 * 10**9)
-    proc = _command("report", "out", cwd=tmp_path, timeout=120, preexec_fn=_bounded)
+    proc = _command("report", "out", cwd=tmp_path, timeout=600, preexec_fn=_bounded)
     _one_line(proc, "ranks.csv is 3 GB, larger than any file moweights writes", code=2)
 
 
