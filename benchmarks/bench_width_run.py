@@ -106,6 +106,17 @@ n_jobs = 1
 """
 
 
+def _config_block(config: Path, workdir: Path) -> list[str]:
+    """The run's config as a markdown TOML block, its working folder written <workdir>."""
+    return [
+        "Config:",
+        "",
+        "```toml",
+        config.read_text().replace(workdir.as_posix(), "<workdir>"),
+        "```",
+    ]
+
+
 def config_text(data: Path, out: Path, rankers: list[str] | None) -> str:
     """The run's TOML: the classic five, or ``rankers`` with their defaults."""
     if rankers is None:
@@ -264,11 +275,7 @@ def tax(args, work: Path) -> None:
             "",
             f"**{summary}**",
             "",
-            "Config:",
-            "",
-            "```toml",
-            config.read_text().replace(Path(data).resolve().parent.as_posix(), "<workdir>"),
-            "```",
+            *_config_block(config, Path(data).resolve().parent),
         ]
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text("\n".join(text) + "\n", encoding="utf-8")
@@ -365,11 +372,7 @@ def main(argv=None) -> None:
             "",
             f"**{summary}**",
             "",
-            "Config:",
-            "",
-            "```toml",
-            config.read_text().replace(work.as_posix(), "<workdir>"),
-            "```",
+            *_config_block(config, work),
             "",
             "Progress bars (final state):",
             "",
