@@ -101,7 +101,9 @@ SUPERVISED_STRUCTURES = ("shift", "xor", "imbalanced")
 REGRESSION_STRUCTURES = ("linear", "product")
 #: rankers left out of the default grid (none: estimator_importance runs with its default
 #: model, a logistic regression (C = 1) on z-scores for a class, RidgeCV for a number)
-SKIP = ()
+#: registered rankers the default grid leaves out: ``stacked`` is the ensemble below, run
+#: under its settings' names (``stacked_auto`` is the registered default)
+SKIP = ("stacked",)
 #: the rows computed from the members' rankings of a data set (leaderboard.aggregate)
 AGGREGATES = ("mean_rank", "borda", "kemeny_top32", "generic_tol")
 #: the ensemble of the leaderboards (moweights.ensemble.StackedRanker), on structures with
@@ -181,8 +183,8 @@ def compute_cell(payload: dict) -> dict:
 
 def ranker_names(selected: list[str] | None) -> tuple[list[str], list[str], list[str]]:
     """(unsupervised, classification, regression) registered rankers, or those named
-    (``stacked_top3``, the ensemble, is no registered ranker: it runs when named or by
-    default)."""
+    (``stacked_top3`` and ``stacked_auto``, the ensemble under its settings' names, run
+    when named or by default; the registered ``stacked`` only when named)."""
     import rankers
 
     table = rankers.available()
@@ -307,7 +309,7 @@ def _members_of(structure: str, table: pd.DataFrame) -> set[str]:
         keep = table["requires_y"] & table["target_kind"].isin(["regression", "both"])
     else:
         keep = ~table["requires_y"]
-    return set(table.loc[keep, "name"])
+    return set(table.loc[keep, "name"]) - set(SKIP)
 
 
 def aggregate_rows(records: list[dict]) -> list[dict]:

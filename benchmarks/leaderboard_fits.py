@@ -340,7 +340,9 @@ def protocol_rankers(protocol: str) -> list[str]:
     else:
         kinds = table["target_kind"].isin(["classification", "both"])
         names = table.loc[kinds & table["requires_y"], "name"]
-    return sorted(names)
+    # the registered ensemble is scored from its pool's stored folds (leaderboard.py), as
+    # stacked_auto / stacked_top3 / stacked_top1, not fitted as one more member
+    return sorted(set(names) - {"stacked"})
 
 
 def tier(name: str) -> int:

@@ -64,6 +64,8 @@ COMPLEXITY = {
     "rf_score": "O(T · n log n · d) for the trees, plus the out-of-bag permutations",
     "rrelieff": "O(n² d) (every sample is a reference, distances in blocks)",
     "spec": "O(n² d) for the full kernel, plus its eigendecomposition O(n³); memory O(n²)",
+    "stacked": "(cv + 1) fits of each pool member (3 inner folds: 4 fits), plus a kNN "
+    "curve over k = 1..64 per member and inner fold; the cost of its pool's members x 4",
     "svm_rfe": "O(n² d) for the linear kernel, plus one SVM solve (≈ O(n²)–O(n³)) per "
     "elimination step; d / step steps",
     "t_test": "O(n d)",

@@ -12,6 +12,7 @@ on each outer training fold, so the inner folds only ever see training rows.
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -20,7 +21,7 @@ import pandas as pd
 
 from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
-from rankers.exceptions import InvalidParameterError
+from rankers.exceptions import FewSamplesWarning, InvalidInputError, InvalidParameterError
 
 __all__ = ["AUTO_MAX_MEMBERS", "POOLS", "StackedRanker", "best_first", "choose_members"]
 
@@ -89,9 +90,12 @@ class StackedRanker(BaseRanker):
         the top 16 (:func:`aggregation.evaluation.topk_curve`; y is ignored).
     pool : sequence of str or None, default=None
         Registry names of the candidate members; None: :data:`POOLS` of the task.
-    n_members : int or "auto", default=3
+    n_members : int or "auto", default="auto"
         How many of the best-scoring members are combined; ``"auto"``: those within
-        ``margin`` of the best inner score (:func:`choose_members`), at most 5.
+        ``margin`` of the best inner score (:func:`choose_members`), at most 5 (the
+        leaderboards' ``stacked_auto``: first on the supervised board, second on the
+        unsupervised one, and the one that finds XOR pairs on the atlas, where a fixed 3
+        averages relieff with members at chance).
     margin : float, default=0.02
         For ``n_members="auto"``: how far from the best inner score a member may be
         (balanced accuracy points for classification; a relative share of the error for
@@ -114,14 +118,25 @@ class StackedRanker(BaseRanker):
     inner_scores_ : Series
         Every pool member's mean inner score (higher is better for classification,
         lower for the unsupervised error).
+    failed_members_ : dict of str to str
+        Pool members that raised on an inner training part (say, a class with one sample
+        there), with the reason: left out of the choice, with a
+        :class:`~rankers.exceptions.FewSamplesWarning`.
 
     Examples
     --------
     >>> from sklearn.datasets import load_wine
     >>> X, y = load_wine(return_X_y=True)
-    >>> ranker = StackedRanker(pool=["anova_f", "chi2", "relieff", "t_test"], random_state=0)
+    >>> ranker = StackedRanker(pool=["anova_f", "chi2", "relieff", "t_test"], n_members=3,
+    ...                        random_state=0)
     >>> len(ranker.fit(X, y).members_)
     3
+
+    Or by name, as a config selects it (``[[rankers]] name = "stacked"``):
+
+    >>> import rankers
+    >>> type(rankers.get("stacked")).__name__
+    'StackedRanker'
     """
 
     target_kind = "classification"
@@ -147,7 +162,7 @@ class StackedRanker(BaseRanker):
         k=None,
         task: str = "classification",
         pool=None,
-        n_members: int | str = 3,
+        n_members: int | str = "auto",
         margin: float = 0.02,
         cv: int = 3,
         n_clusters: int | None = None,
@@ -164,6 +179,13 @@ class StackedRanker(BaseRanker):
 
     def _requires_y(self) -> bool:
         return self.task == "classification"
+
+    def _feature_scale_invariant(self) -> bool:
+        # the inner scores standardise each feature with the training rows (kNN / 1NN), so
+        # the choice and the mean rank move with a feature's units only through the members
+        import rankers
+
+        return all(rankers.ranker_tags(est).feature_scale_invariant for _, est in self._members())
 
     def _members(self) -> list:
         import rankers
@@ -204,21 +226,47 @@ class StackedRanker(BaseRanker):
         else:
             splitter = KFold(self.cv, shuffle=True, random_state=self.random_state)
         splits = list(splitter.split(X, y))
-        inner, outer = {}, {}
+        # 5 neighbours as on the leaderboards; fewer only where an inner training part is
+        # smaller than that (a data set of a handful of samples)
+        n_neighbors = min(5, min(len(train) for train, _ in splits))
+        inner, outer, failed = {}, {}, {}
         for name, est in members:
             supervised = rankers.ranker_tags(est).requires_y
             folds = []
-            for train, _ in splits:
-                fitted = clone(est).fit(X[train], y[train] if supervised else None)
-                folds.append(Ranking(names, fitted.scores_, name, order_idx=fitted.ranking_))
+            try:
+                with warnings.catch_warnings():
+                    # the data's warnings (few samples, a tiny class) came from this fit
+                    warnings.simplefilter("ignore", FewSamplesWarning)
+                    for train, _ in splits:
+                        fitted = clone(est).fit(X[train], y[train] if supervised else None)
+                        folds.append(
+                            Ranking(names, fitted.scores_, name, order_idx=fitted.ranking_)
+                        )
+            except InvalidInputError as error:  # e.g. t_test on an inner part with 1 sample
+                failed[name] = str(error)  # of a class: not a candidate on these data
+                continue
             rankings = FoldRankings(folds, splits, name)
             if self.task == "classification":
                 ks = list(range(1, min(64, X.shape[1]) + 1))
-                curve = class_curve(rankings, X, y, ks=ks, return_folds=True)
+                curve = class_curve(
+                    rankings, X, y, ks=ks, n_neighbors=n_neighbors, return_folds=True
+                )
             else:
                 curve = topk_curve(rankings, X, ks=[min(16, X.shape[1])], return_folds=True)
             inner[name] = float(curve["value"].mean())
             outer[name] = (est, supervised)
+        if failed:
+            reasons = "; ".join(f"{n}: {why}" for n, why in failed.items())
+            if not inner:
+                raise InvalidInputError(
+                    f"no member of the pool could be fitted on the inner folds ({reasons})"
+                )
+            warnings.warn(
+                f"left out of the ensemble's choice, failing on its inner folds: {reasons}",
+                FewSamplesWarning,
+                stacklevel=3,
+            )
+        self.failed_members_ = failed
         higher = self.task == "classification"
         self.inner_scores_ = pd.Series(inner, name="inner_score")
         self.members_ = choose_members(inner, higher, self.n_members, self.margin)
