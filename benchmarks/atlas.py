@@ -39,6 +39,9 @@ wider data (the summary names what was skipped).
 
     python benchmarks/atlas.py --quick                     # a smoke run, a minute
     python benchmarks/atlas.py --out benchmarks/results/atlas   # the default grid
+    python benchmarks/atlas.py --ship benchmarks/results/atlas_samples \\
+        benchmarks/results/atlas benchmarks/results/atlas_grid \\
+        benchmarks/results/atlas_v3_200               # what recommend reads
 
 The output folder gets ``atlas.csv`` (one row per cell), ``summary.md`` (per structure:
 mean precision by ranker × share of informative features), one heat map per structure
@@ -517,8 +520,45 @@ def summary_markdown(frame: pd.DataFrame, args, seconds: float) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: the columns of the atlas shipped with the package (moweights/data/atlas.csv)
+SHIPPED_COLUMNS = [
+    "structure", "informative", "n_features", "n_samples", "seed", "ranker", "precision",
+    "recall", "k", "n_planted", "cpu_seconds", "peak_mb", "eca",
+]  # fmt: skip
+#: the ensemble's rows under the registered ranker's name: ``stacked`` is StackedRanker with
+#: its default ``n_members="auto"``; other settings stay in their run's folder
+SHIPPED_NAMES = {"stacked_auto": "stacked"}
+
+
+def ship(runs: list[Path], dest: Path) -> pd.DataFrame:
+    """The atlas ``recommend`` reads: the rows of the given runs' ``atlas.csv``, a later run
+    replacing an earlier one's cells of the same shape (width x samples); the ensemble under
+    its registered name (:data:`SHIPPED_NAMES`), its other settings left out."""
+    out = pd.DataFrame(columns=SHIPPED_COLUMNS)
+    for run in runs:
+        frame = pd.read_csv(Path(run) / "atlas.csv").reindex(columns=SHIPPED_COLUMNS)
+        frame = frame[~frame["ranker"].isin(set(ENSEMBLES) - set(SHIPPED_NAMES))]
+        frame["ranker"] = frame["ranker"].replace(SHIPPED_NAMES)
+        shapes = set(map(tuple, frame[["n_features", "n_samples"]].to_numpy().tolist()))
+        kept = [tuple(s) not in shapes for s in out[["n_features", "n_samples"]].to_numpy()]
+        out = pd.concat([out[kept], frame], ignore_index=True) if len(out) else frame
+    key = ["n_features", "n_samples", "structure", "informative", "seed", "ranker"]
+    out = out.sort_values(key, kind="stable").reset_index(drop=True)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    out.to_csv(dest, index=False)
+    return out
+
+
 def main(argv: list[str] | None = None) -> pd.DataFrame:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--ship",
+        nargs="+",
+        type=Path,
+        metavar="RUN",
+        help="write moweights/data/atlas.csv (what recommend reads) from these runs' folders, "
+        "a later run replacing an earlier one's shapes, and stop",
+    )
     parser.add_argument("--quick", action="store_true", help="a small grid, about a minute")
     parser.add_argument("--rankers", nargs="+", help="only these rankers")
     parser.add_argument("--structures", nargs="+", help="only these structures")
@@ -562,6 +602,9 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     parser.add_argument("--out", type=Path, help="folder for the tables and figures")
     add_run_arguments(parser, budget=300.0)
     args = parser.parse_args(argv)
+    if args.ship:
+        dest = Path(__file__).resolve().parents[1] / "moweights" / "data" / "atlas.csv"
+        return ship(args.ship, dest)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     grid = dict(QUICK if args.quick else GRID)
     for key, value in (

@@ -9,7 +9,10 @@ recovered there, with the reason. The atlas summary shipped with the package
 (``moweights/data/atlas.csv``) holds the committed runs: ``benchmarks/results/atlas_grid/``
 (200 samples x 200 and 2,000 features, 0.5-50 % informative, 2 seeds; the slowest rankers
 at 200 features only), ``benchmarks/results/atlas/`` (200 x 1,000) and the 60- and
-800-sample cells of ``benchmarks/results/atlas_samples/`` (x 1,000; 17 fast rankers).
+800-sample cells of ``benchmarks/results/atlas_samples/`` (x 1,000; 17 fast rankers), the
+200 x 200 cells replaced by ``benchmarks/results/atlas_v3_200/`` (every registered ranker,
+the regression structures, the aggregates and the ensemble ``stacked``); written by
+``python benchmarks/atlas.py --ship RUN ...``.
 ``atlas=`` takes another run's ``atlas.csv``.
 See the guide page "Which ranker when".
 """
@@ -37,7 +40,7 @@ REGRESSION = ("linear", "product")
 #: atlas rows that are no single ranker: the leaderboards' aggregates of all the rankers of
 #: the structure's kind, and the stacking ensemble (moweights.ensemble.StackedRanker)
 AGGREGATES = ("mean_rank", "borda", "kemeny_top32", "generic_tol")
-ENSEMBLE = "stacked_top3"
+ENSEMBLE = "stacked"
 #: a minority class below this share also reads the "imbalanced" cells
 IMBALANCED_BELOW = 0.2
 #: the rankers each kind of target reads: their registry ``target_kind``
@@ -145,7 +148,10 @@ def recommend(X, y=None, *, top: int | None = 5, atlas=None) -> pd.DataFrame:
     # structure's kind, and names the registry does not know, stay)
     wanted = TARGET_KINDS["regression" if numeric else "classes" if y is not None else "none"]
     kinds = {r: ranker_kind(r) for r in cells["ranker"].unique()}
-    cells = cells[cells["ranker"].map(lambda r: kinds[r] is None or kinds[r] in wanted)]
+    # (``stacked`` runs with every kind of target: its rows are those of the structures')
+    cells = cells[
+        cells["ranker"].map(lambda r: r == ENSEMBLE or kinds[r] is None or kinds[r] in wanted)
+    ]
     per = cells.pivot_table(index="ranker", columns="structure", values="precision", aggfunc="mean")
     per = per.reindex(columns=[s for s in structures if s in per.columns])
     out = per.copy()
@@ -186,7 +192,7 @@ def _why(name, row, structures, width, rows, chance, kind=None) -> str:
     if name in AGGREGATES:
         text = f"the {name} aggregate of every ranker of this kind: " + text
     elif name == ENSEMBLE:
-        text = "the stacking ensemble (moweights.ensemble.StackedRanker): " + text
+        text = "the stacking ensemble (ranker 'stacked', moweights.ensemble.StackedRanker): " + text
     elif kind is not None:
         text = f"{_KIND_WORDS[kind]}; " + text
     gap = row.get("worst_gap")

@@ -109,3 +109,28 @@ def test_aggregates_ensemble_and_regression_rows(tmp_path):
     from moweights.ensemble import POOLS
 
     assert len(members) == 3 and set(members) <= set(POOLS["classification"])
+
+
+def test_ship_lets_a_later_run_replace_a_shape_and_names_the_ensemble(tmp_path):
+    atlas = _atlas()
+
+    def run(name, rows):
+        folder = tmp_path / name
+        folder.mkdir()
+        pd.DataFrame(rows).to_csv(folder / "atlas.csv", index=False)
+        return folder
+
+    def row(width, ranker, precision):
+        return {"structure": "shift", "informative": 0.1, "n_features": width, "n_samples": 200,
+                "seed": 0, "ranker": ranker, "precision": precision}  # fmt: skip
+
+    old = run("old", [row(200, "anova_f", 0.5), row(2000, "anova_f", 0.4)])
+    new = run("new", [row(200, "anova_f", 0.9), row(200, "stacked_auto", 0.8),
+                      row(200, "stacked_top3", 0.7)])  # fmt: skip
+    out = atlas.ship([old, new], tmp_path / "shipped.csv")
+    assert list(out.columns) == atlas.SHIPPED_COLUMNS
+    got = {(r.n_features, r.ranker): r.precision for r in out.itertuples()}
+    # the 200-feature cells are the new run's, the 2,000-feature one the old run's; the
+    # ensemble under its registered name (n_members="auto"), its other setting left out
+    assert got == {(200, "anova_f"): 0.9, (200, "stacked"): 0.8, (2000, "anova_f"): 0.4}
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "shipped.csv"), out, check_dtype=False)
