@@ -11,6 +11,8 @@
 - :mod:`aggregation.federated`: rank each site where its data lives, aggregate the
   rankings (in one process, or across machines with Flower).
 - :mod:`aggregation.evaluation`: top-k and error curves, clustering, statistics.
+- :mod:`aggregation.datafiles`: reading a user's data files (csv, tsv, parquet, .mat,
+  .h5ad, headers, genes as rows), for the sites and for moweights.
 
 Names are imported on first access (PEP 562), so ``import aggregation`` imports neither
 pandas, scipy nor scikit-learn. The old module paths (``aggregation.curves``,
@@ -68,7 +70,7 @@ _EXPORTS = {
 _getattr, _dir, __all__ = attach(
     __name__,
     _EXPORTS,
-    submodules=("consensus", "plots"),
+    submodules=("consensus", "datafiles", "plots"),
     moved=("bayes", "clustering", "curves", "error_curves", "flower", "stats"),
 )
 

@@ -26,6 +26,7 @@ MODULES = {
     "rankers.unsupervised": "Unsupervised rankers",
     "aggregation.federated": "Per-site (federated) ranking",
     "aggregation.evaluation": "Evaluating rankings: curves, clustering, statistics",
+    "aggregation.datafiles": "Reading data files: csv, tsv, parquet, .mat, .h5ad",
     "aggregation": "Rankings and their combination",
     "moweights": "Config runs",
     "moweights.datasets": "Data sets",

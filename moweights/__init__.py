@@ -30,7 +30,7 @@ _getattr, _dir, __all__ = attach(
     __name__,
     _EXPORTS,
     submodules=("cli", "datasets", "errors", "fetch", "output"),
-    moved=("cache", "lock", "render", "report", "schema"),
+    moved=("cache", "h5ad", "lock", "render", "report", "schema"),
 )
 
 

@@ -1,25 +1,20 @@
-"""Data: scikit-learn's bundled sets, files (csv, parquet, .mat, .h5ad), the papers' generators,
-the planted-structure generator and the public benchmark sets (fetched, checked, cached)."""
+"""Data: scikit-learn's bundled sets, files (csv, parquet, .mat, .h5ad, read by
+:mod:`aggregation.datafiles`), the papers' generators, the planted-structure generator and
+the public benchmark sets (fetched, checked, cached)."""
 
 from __future__ import annotations
 
-import csv
-import importlib
-import stat
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from aggregation.federated.io import read_error as _why  # one line: why a file is unreadable
-from aggregation.federated.io import read_table, table_format
+from aggregation import datafiles
 from aggregation.federated.sites import split_sites
 from aggregation.ranking import Ranking
-from moweights.fetch import fetch_openml, fetch_pmlb, fetch_skfeature
-from moweights.h5ad import h5ad_columns, read_h5ad
+from moweights.fetch import fetch_openml, fetch_pmlb, fetch_skfeature, missing_file_hint
 from moweights.planted import Planted, make_planted
-from rankers.exceptions import DataFileError, InvalidInputError
+from rankers.exceptions import InvalidInputError
 
 __all__ = [
     "BUILTIN",
@@ -81,176 +76,53 @@ def load_builtin(name: str) -> tuple[pd.DataFrame, pd.Series]:
     return X, bunch.target.rename("target")
 
 
-def _kind(path: Path) -> str:
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] in (".mat", ".h5ad"):
-        return suffixes[-1][1:]
-    kind = table_format(path)
-    if kind is None:
-        raise DataFileError(
-            f"cannot read {path}: use .csv, .tsv (optionally .gz), .parquet, .mat or .h5ad"
-        )
-    return kind
-
-
-_SPECIAL = {
-    stat.S_IFIFO: "a FIFO",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-    stat.S_IFSOCK: "a socket",
-}
-
-
 def check_data_path(path) -> Path:
     """``path`` if it names a regular file; else the one-line error saying what it is.
 
-    A folder, a FIFO (reading one waits for a writer), a device (``/dev/zero`` never
-    ends) and a missing file are told apart, so the message says what to change.
+    :func:`aggregation.datafiles.check_data_path`, whose message for a missing file also
+    names the command that downloads it when it is a known benchmark file
+    (:func:`moweights.fetch.missing_file_hint`).
 
     Raises
     ------
     DataFileError
     """
-    path = Path(path)
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        from moweights.fetch import missing_file_hint
-
-        hint = missing_file_hint(path)
-        raise DataFileError(
-            f"data file not found: {path}" + (f"; {hint}" if hint else "")
-        ) from None
-    except OSError as exc:
-        raise DataFileError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(mode):
-        raise DataFileError(
-            f"{path} is a folder, not a data file; name a file in it "
-            "(.csv, .tsv, .parquet, .mat or .h5ad)"
-        )
-    if not stat.S_ISREG(mode):
-        what = _SPECIAL.get(stat.S_IFMT(mode), "not a file")
-        raise DataFileError(f"{path} is not a regular file ({what}); name a data file")
-    return path
+    return datafiles.check_data_path(path, hint=missing_file_hint)
 
 
 def read_columns(path) -> list[str]:
     """The column names of a data file, from its header only (a config check reads these).
 
-    The first line of a csv/tsv file, a parquet file's schema (without the columns
-    pandas stores its index in), for a ``.mat`` file ``x0``, ``x1``, ... from the shape
-    of its matrix ``X``, for an ``.h5ad`` file ``var``'s names and then ``obs``'s columns
-    (where its target is): the data themselves are not read.
+    :func:`aggregation.datafiles.read_columns` (see it for each format), after
+    :func:`check_data_path`.
 
     Raises
     ------
     DataFileError
         When the file is missing, unreadable, or not in the format its name says.
     """
-    path = check_data_path(path)
-    kind = _kind(path)
-    if kind == "h5ad":
-        return h5ad_columns(path)
-    try:
-        if kind == "mat":
-            from scipy.io import whosmat
-
-            shapes = {name: shape for name, shape, _ in whosmat(path)}
-            if "X" not in shapes or len(shapes["X"]) != 2:
-                raise DataFileError(f"cannot read {path}: it has no matrix named 'X'")
-            return [f"x{i}" for i in range(shapes["X"][1])]
-        if kind == "parquet":
-            import pyarrow.parquet as pq
-
-            schema = pq.read_schema(path)
-            index = (schema.pandas_metadata or {}).get("index_columns", [])
-            return [str(n) for n in schema.names if n not in index]
-        names = _csv_header(path, kind)
-        if names is not None:
-            # pandas' names: "Unnamed: i" for a blank one; repeats are renamed by pandas
-            names = [n or f"Unnamed: {i}" for i, n in enumerate(names)]
-            if len(set(names)) == len(names):
-                return names
-        sep = "\t" if kind == "tsv" else ","
-        return [str(c) for c in pd.read_csv(path, sep=sep, nrows=0).columns]
-    except DataFileError:
-        raise
-    except Exception as exc:
-        raise DataFileError(f"cannot read {path}: {_why(exc, kind)}") from None
+    return datafiles.read_columns(check_data_path(path))
 
 
 def duplicate_columns(path) -> dict[str, int]:
-    """Column names a csv/tsv file's header repeats, with how often (pandas reads the
-    copies as ``name.1``, ``name.2``, ...); empty for other formats, which cannot repeat
-    a name, or carry none.
+    """Column names a csv/tsv file's header repeats, with how often: empty for other
+    formats (:func:`aggregation.datafiles.duplicate_columns`, after :func:`check_data_path`).
 
     Raises
     ------
     DataFileError
         When the file is missing or unreadable.
     """
-    path = check_data_path(path)
-    kind = _kind(path)
-    if kind not in ("csv", "tsv"):
-        return {}
-    try:
-        names = _csv_header(path, kind)
-        if names is None:  # the header as a row of data: pandas renames repeats in a header
-            row = pd.read_csv(path, sep="\t" if kind == "tsv" else ",", header=None, nrows=1,
-                              dtype=str, keep_default_na=False)  # fmt: skip
-            names = list(row.iloc[0].to_numpy()) if len(row) else []
-    except DataFileError:
-        raise
-    except Exception as exc:
-        raise DataFileError(f"cannot read {path}: {_why(exc, kind)}") from None
-    counts = Counter(map(str, names))
-    return {k: v for k, v in counts.items() if v > 1 and k}
+    return datafiles.duplicate_columns(check_data_path(path))
 
 
-#: compressions whose text the standard library opens, by the suffix pandas infers them from
-_COMPRESSED = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma"}
-
-
-def _csv_header(path: Path, kind: str) -> list[str] | None:
-    """The names in the header of a csv/tsv file as written, or None where only pandas can
-    say (a zip, zstd or tar file, a header the ``csv`` module parses otherwise).
-
-    The first line that is not blank, split as pandas splits it (its default quoting, a
-    UTF-8 byte-order mark dropped): reading it costs nothing at any width, where pandas'
-    own header parsing takes seconds at 20,000 columns.
-
-    Raises
-    ------
-    DataFileError
-        An empty file (no header).
-    UnicodeDecodeError, OSError, EOFError
-        A binary or unreadable file (the callers say so in one line).
-    """
-    suffixes = [s.lower() for s in path.suffixes]
-    last = suffixes[-1] if suffixes else ""
-    if last in _COMPRESSED:
-        if len(suffixes) > 1 and suffixes[-2] == ".tar":
-            return None
-        module = importlib.import_module(_COMPRESSED[last])
-        fh = module.open(path, "rt", encoding="utf-8-sig", newline="")
-    elif last in (".csv", ".tsv", ".tab"):
-        fh = open(path, encoding="utf-8-sig", newline="")  # noqa: SIM115 (closed below)
-    else:
-        return None
-    with fh:
-        try:
-            for row in csv.reader(fh, delimiter="\t" if kind == "tsv" else ","):
-                if len(row) == 1 and not row[0].strip():
-                    return None  # a line of spaces (pandas skips it) or of quotes
-                if row:
-                    return row
-        except csv.Error:
-            return None  # pandas tells its own story (e.g. a field over csv's size limit)
-    raise DataFileError(f"cannot read {path}: {_why(pd.errors.EmptyDataError(''), kind)}")
-
-
-def load_file(path, target: str | None = None) -> tuple[pd.DataFrame, pd.Series | None]:
+def load_file(
+    path, target: str | None = None, *, transpose: bool = False
+) -> tuple[pd.DataFrame, pd.Series | None]:
     """Load a data table from csv / tsv (optionally gzipped), parquet, MATLAB .mat or AnnData.
+
+    Read by :func:`aggregation.datafiles.read_data` (the one home of every format) after
+    :func:`check_data_path`.
 
     Parameters
     ----------
@@ -258,11 +130,13 @@ def load_file(path, target: str | None = None) -> tuple[pd.DataFrame, pd.Series 
         ``.csv``, ``.tsv`` (``.gz`` allowed), ``.parquet``, ``.mat`` or ``.h5ad``. A ``.mat``
         file holds a matrix ``X`` and a label column ``Y`` (scikit-feature's layout); an
         ``.h5ad`` file (AnnData, read with h5py: ``moweights[h5ad]``) its matrix ``X``
-        (dense or sparse), named by ``var`` (see :mod:`moweights.h5ad`).
+        (dense or sparse), named by ``var`` (see :mod:`aggregation.datafiles.h5ad`).
     target : str, optional
         Name of the target column of a table; it is removed from the features. For a
         ``.mat`` file the target is ``Y`` when present; for an ``.h5ad`` file a column of
-        ``obs``.
+        ``obs``; for a transposed table the row of that name.
+    transpose : bool, default=False
+        The file holds one row per feature (genes as rows), its first column naming them.
 
     Returns
     -------
@@ -276,42 +150,7 @@ def load_file(path, target: str | None = None) -> tuple[pd.DataFrame, pd.Series 
         csv, ragged rows, a corrupt parquet or .mat file), or a target it lacks; the
         message is one line naming the file.
     """
-    path = check_data_path(path)
-    if _kind(path) == "h5ad":
-        return read_h5ad(path, target)
-    if _kind(path) == "mat":
-        try:
-            return _load_mat(path)
-        except DataFileError:
-            raise
-        except Exception as exc:
-            raise DataFileError(f"cannot read {path}: {_why(exc, 'mat')}") from None
-    frame = read_table(path)  # csv, tsv, parquet: aggregation's reader, the sites' too
-    if target is None:
-        return frame, None
-    if target not in frame.columns:
-        raise DataFileError(
-            f"target column {target!r} is not in {path.name}; its columns are "
-            f"{', '.join(map(repr, list(frame.columns)[:10]))}"
-        )
-    return frame.drop(columns=target), frame[target].rename("target")
-
-
-def _load_mat(path: Path) -> tuple[pd.DataFrame, pd.Series | None]:
-    from scipy.io import loadmat
-
-    content = loadmat(path)
-    if "X" not in content:
-        raise DataFileError(f"cannot read {path}: it has no matrix named 'X'")
-    X = content["X"]
-    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
-    if X.ndim != 2 or X.dtype.kind not in "biuf":
-        raise DataFileError(f"cannot read {path}: its 'X' is not a numeric matrix")
-    frame = pd.DataFrame(X.astype(np.float64), columns=[f"x{i}" for i in range(X.shape[1])])
-    y = None
-    if "Y" in content:
-        y = pd.Series(np.asarray(content["Y"]).ravel(), name="target")
-    return frame, y
+    return datafiles.read_data(check_data_path(path), target, transpose=transpose)
 
 
 def make_weighting_benchmark(

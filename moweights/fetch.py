@@ -21,8 +21,9 @@ import urllib.request
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
+from aggregation.datafiles.matlab import read_mat
+from aggregation.datafiles.tables import read_table
 from moweights.errors import DataFetchError, InvalidParameterError
 
 __all__ = [
@@ -216,15 +217,13 @@ def fetch_skfeature(name: str, *, data_home=None, download: bool = True):
     y : Series
         The labels as stored (``1..C``, or ``-1/+1`` for a few data sets), named ``target``.
     """
-    from scipy.io import loadmat
-
     key, (_, m, n, _) = _known(name, SKFEATURE, "scikit-feature")
-    content = loadmat(skfeature_path(key, data_home=data_home, download=download))
-    X = np.asarray(content["X"], dtype=np.float64)
-    y = np.asarray(content["Y"]).ravel()
+    X, y = read_mat(skfeature_path(key, data_home=data_home, download=download))
     if X.shape != (m, n):
         raise DataFetchError(f"{key}: X has shape {X.shape}, expected {(m, n)}")
-    return pd.DataFrame(X, columns=[f"x{i}" for i in range(n)]), pd.Series(y, name="target")
+    if y is None:
+        raise DataFetchError(f"{key}: the file has no label matrix 'Y'")
+    return X, y
 
 
 def pmlb_path(name: str, *, data_home=None, download: bool = True) -> Path:
@@ -246,7 +245,7 @@ def fetch_pmlb(name: str, *, data_home=None, download: bool = True):
         As :func:`fetch_skfeature`; the file is ``<dir>/pmlb/<name>.tsv.gz``.
     """
     key, (_, m, n, _) = _known(name, PMLB, "PMLB")
-    frame = pd.read_csv(pmlb_path(key, data_home=data_home, download=download), sep="\t")
+    frame = read_table(pmlb_path(key, data_home=data_home, download=download))
     if frame.shape != (m, n + 1) or "target" not in frame.columns:
         raise DataFetchError(f"{key}: the table has shape {frame.shape}, expected {(m, n + 1)}")
     return frame.drop(columns="target").astype(np.float64), frame["target"]

@@ -8,7 +8,8 @@ fixed order, with scikit-learn's imputers and encoders, and says what it did.
 Order of the steps
 ------------------
 1. ``transpose``: a table with one row per feature (genes as rows, samples as columns) is
-   turned so that rows are samples; its first column names the features.
+   turned so that rows are samples as it is read (:func:`transpose_table`, at home with the
+   readers in :mod:`aggregation.datafiles.tables`); its first column names the features.
 2. Rows whose target is missing are dropped whenever ``missing`` is not ``"error"`` (a
    target is never imputed).
 3. ``missing``: ``"drop_rows"`` / ``"drop_columns"`` remove every row / column with a gap;
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from aggregation.datafiles.tables import transpose_table
 from moweights.errors import DataPreparationWarning
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 
@@ -111,52 +113,6 @@ def _is_identifier(series: pd.Series) -> bool:
     """A different value in every row (of enough rows to tell): a sample id, not a category."""
     values = series.dropna()
     return len(values) >= _ID_MIN_ROWS and values.nunique() == len(values)
-
-
-def transpose_table(frame: pd.DataFrame, *, target: str | None = None) -> pd.DataFrame:
-    """Turn a table with one row per feature into one row per sample.
-
-    Parameters
-    ----------
-    frame : DataFrame
-        Its first column names the features (gene ids); every other column is a sample.
-    target : str, optional
-        A row (by its name in the first column) that holds the target instead of a
-        feature; it becomes a column of that name.
-
-    Returns
-    -------
-    DataFrame
-        Samples as rows, features (and the target) as columns, values converted to
-        numbers where every value of a column is a number.
-    """
-    if frame.shape[1] < 2:
-        raise InvalidInputError(
-            "transpose needs a first column naming the features and one column per sample; "
-            f"the table has {frame.shape[1]} column(s)"
-        )
-    ids = frame.iloc[:, 0].astype(str)
-    if ids.duplicated().any():
-        raise InvalidInputError(
-            f"transpose: the first column names features more than once: "
-            f"{_names(ids[ids.duplicated()].unique())}"
-        )
-    if target is not None and target not in set(ids):
-        raise InvalidInputError(
-            f"transpose: the target {target!r} is not a row of the table (rows are named "
-            f"by its first column, e.g. {_names(ids[:3])})"
-        )
-    body = frame.iloc[:, 1:].T
-    body.columns = pd.Index(ids.to_list())
-    body.index = pd.Index([str(c) for c in frame.columns[1:]], name="sample")
-    # a transposed row of mixed text and numbers arrives as object: numbers where possible
-    out = {}
-    for col in body.columns:
-        values = body[col]
-        converted = pd.to_numeric(values, errors="coerce")
-        had = values.notna()
-        out[col] = converted if bool(converted[had].notna().all()) else values
-    return pd.DataFrame(out, index=body.index)
 
 
 def prepare_table(

@@ -68,6 +68,9 @@ def _plant(path: Path, line: str) -> None:
         ("moweights/config/schema.py", "from moweights.config import check", "no import cycle"),
         ("moweights/pipeline/data.py", "import moweights.pipeline.steps", "moweights.pipeline"),
         ("aggregation/plots.py", "import aggregation.bayes", "deprecated old module paths"),
+        ("aggregation/datafiles/tables.py", "import aggregation.ranking", "readers of user"),
+        ("aggregation/datafiles/checks.py", "import aggregation.datafiles.files", "readers' table"),
+        ("moweights/datasets.py", "import moweights.h5ad", "deprecated old module paths"),
     ],
 )
 def test_a_planted_violation_breaks_a_contract(tree, module, line, reported):

@@ -32,9 +32,11 @@ MOVED = (
     "aggregation.clustering",
     "aggregation.curves",
     "aggregation.error_curves",
+    "aggregation.federated.io",
     "aggregation.flower",
     "aggregation.stats",
     "moweights.cache",
+    "moweights.h5ad",
     "moweights.lock",
     "moweights.render",
     "moweights.report",
@@ -60,7 +62,7 @@ def _moved_warnings(record) -> list[warnings.WarningMessage]:
 
 def test_the_list_is_every_module_that_warns():
     calls = {
-        f"{path.parent.name}.{path.stem}"
+        ".".join(path.relative_to(REPO).with_suffix("").parts)
         for package in ("aggregation", "moweights", "rankers")
         for path in (REPO / package).rglob("*.py")
         if "warn_moved(__name__" in path.read_text(encoding="utf-8")
@@ -126,6 +128,18 @@ def test_old_flower_app_references_load_the_same_apps(monkeypatch):
         import aggregation.flower as old
 
     assert old.server_app is new.server_app and old.client_app is new.client_app
+
+
+def test_the_federated_read_table_warns_and_is_the_readers_own(monkeypatch):
+    import aggregation.federated
+    from aggregation.datafiles import read_table
+
+    _forget(monkeypatch, "aggregation.federated.io")
+    with pytest.warns(DeprecationWarning, match="aggregation.datafiles") as record:
+        from aggregation.federated import read_table as old
+    (warning,) = _moved_warnings(record)
+    assert warning.filename == __file__ and old is read_table
+    assert "read_table" not in aggregation.federated.__all__
 
 
 def test_no_module_of_the_packages_imports_an_old_path():

@@ -9,7 +9,8 @@ Two steps, kept apart on purpose, each in its module:
 1. :mod:`~aggregation.federated.sites`: :func:`rank_one_site` (run per site, through
    joblib, so a Dask cluster can take over with ``joblib.parallel_config(backend="dask")``)
    reads the site's data -- a DataFrame, a csv/tsv/parquet path read inside the job
-   (:mod:`~aggregation.federated.io`), or a zero-argument loader called inside the job --
+   (:func:`aggregation.datafiles.read_table`), or a zero-argument loader called inside
+   the job --
    fits a fresh clone of the ranker and returns a :class:`~aggregation.Ranking`.
 2. :mod:`~aggregation.federated.aggregate`: :func:`aggregate_rankings` and
    :func:`aggregate_hierarchy` receive ``{site: Ranking}`` and nothing else.
@@ -53,15 +54,18 @@ _EXPORTS = {
         "aggregate_rankings",
         "site_similarity",
     ),
-    "io": ("read_table",),
     "rank": ("SiteRankings", "rank_sites"),
     "sites": ("SiteData", "rank_one_site", "split_sites"),
 }
 
-_getattr, _dir, __all__ = attach(__name__, _EXPORTS, submodules=("flower", "flower_app", "local"))
+_getattr, _dir, __all__ = attach(
+    __name__, _EXPORTS, submodules=("flower", "flower_app", "local"), moved=("io",)
+)
 
 
 def __getattr__(name: str) -> Any:
+    if name == "read_table":  # moved to aggregation.datafiles: served by the old io, which warns
+        return _getattr("io").read_table
     return _getattr(name)
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from aggregation._names import format_names, natural_key
-from aggregation.federated.io import read_table
+from aggregation.datafiles.tables import read_table
 from aggregation.ranking import Ranking
 from rankers.exceptions import FeatureMismatchError, InvalidInputError, InvalidParameterError
 from rankers.validation import check_seed

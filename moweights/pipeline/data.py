@@ -11,7 +11,7 @@ import pandas as pd
 import rankers
 from moweights.config import RunConfig
 from moweights.datasets import load_dataset, load_file, split_sites, subsample
-from moweights.preprocess import prepare_table, transpose_table
+from moweights.preprocess import prepare_table
 from moweights.transform import log_transform
 
 __all__ = ["fingerprint", "is_classes", "load_data", "load_units", "prepare_units"]
@@ -22,16 +22,6 @@ def _prepare(X: pd.DataFrame, y, drop) -> tuple[pd.DataFrame, pd.Series | None]:
     if missing:
         raise rankers.InvalidInputError(f"[data].drop names columns the data lacks: {missing}")
     return X.drop(columns=list(drop)), y
-
-
-def _read(data) -> tuple[pd.DataFrame, pd.Series | None]:
-    """``[data].path``'s table as (X, y), turned first when it holds genes as rows."""
-    if not data.transpose:
-        return load_file(data.path, target=data.target)
-    frame = transpose_table(load_file(data.path)[0], target=data.target)
-    if data.target is None:
-        return frame, None
-    return frame.drop(columns=data.target), frame[data.target].rename("target")
 
 
 def prepare_units(config: RunConfig, units: dict) -> tuple[dict, list[str]]:
@@ -83,7 +73,7 @@ def load_units(config: RunConfig) -> dict[str, tuple[pd.DataFrame, pd.Series | N
         X, y = load_dataset(data.builtin, data.n_samples, random_state=seed)
         name = data.builtin
     else:
-        X, y = _read(data)
+        X, y = load_file(data.path, target=data.target, transpose=bool(data.transpose))
         X, y = subsample(X, y, data.n_samples, seed)
         name = Path(data.path).name.split(".")[0]
     if data.site_column is not None:

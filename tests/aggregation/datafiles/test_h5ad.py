@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from scipy import sparse
 
+from aggregation.datafiles import read_columns, read_data
 from moweights.config import load_config
-from moweights.datasets import load_file, read_columns
 from moweights.pipeline import load_data
 from rankers.exceptions import DataFileError
 
@@ -79,7 +79,7 @@ def write_h5ad(path, matrix=X, layout="dense", codes=(0, 1, 0, 1)):
 @pytest.mark.parametrize("layout", ["dense", "csr", "csc"])
 def test_h5ad_matrix_and_names(tmp_path, layout):
     path = write_h5ad(tmp_path / f"{layout}.h5ad", layout=layout)
-    frame, y = load_file(path)
+    frame, y = read_data(path)
     assert list(frame.columns) == GENES
     np.testing.assert_array_equal(frame.to_numpy(), X)
     assert frame.dtypes.eq(np.float64).all() and y is None
@@ -87,10 +87,10 @@ def test_h5ad_matrix_and_names(tmp_path, layout):
 
 def test_h5ad_target_from_obs(tmp_path):
     path = write_h5ad(tmp_path / "a.h5ad", codes=(0, 1, -1, 1))
-    _, y = load_file(path, target="cell_type")
+    _, y = read_data(path, target="cell_type")
     assert y.name == "target"
     assert y.iloc[[0, 1, 3]].tolist() == ["B", "T", "T"] and pd.isna(y.iloc[2])  # -1: missing
-    _, age = load_file(path, target="age")
+    _, age = read_data(path, target="age")
     assert age.tolist() == [30, 41, 52, 63]
 
 
@@ -102,7 +102,7 @@ def test_h5ad_columns_name_features_then_obs(tmp_path):
 def test_h5ad_missing_target_names_obs_columns(tmp_path):
     path = write_h5ad(tmp_path / "a.h5ad")
     with pytest.raises(DataFileError, match=r"'label' is not in a\.h5ad's obs.*'cell_type'"):
-        load_file(path, target="label")
+        read_data(path, target="label")
 
 
 def test_h5ad_that_is_not_anndata_is_refused(tmp_path):
@@ -110,17 +110,17 @@ def test_h5ad_that_is_not_anndata_is_refused(tmp_path):
     with h5py.File(path, "w") as f:
         f["X"] = X
     with pytest.raises(DataFileError, match=r"var.*dataframe group"):
-        load_file(path)
+        read_data(path)
     (tmp_path / "junk.h5ad").write_bytes(b"not hdf5")
     with pytest.raises(DataFileError, match="cannot read"):
-        load_file(tmp_path / "junk.h5ad")
+        read_data(tmp_path / "junk.h5ad")
 
 
 def test_without_h5py_the_error_says_what_to_install(tmp_path, monkeypatch):
     path = write_h5ad(tmp_path / "a.h5ad")
     monkeypatch.setitem(sys.modules, "h5py", None)  # import h5py now fails
     with pytest.raises(DataFileError, match=r"need h5py: pip install 'moweights\[h5ad\]'"):
-        load_file(path)
+        read_data(path)
 
 
 def test_a_config_reads_h5ad(tmp_path):
@@ -149,7 +149,7 @@ def test_a_config_reads_h5ad(tmp_path):
 def test_category_codes_outside_the_categories_are_named(tmp_path, bad):
     path = write_h5ad(tmp_path / "a.h5ad", codes=(0, 1, bad, 1))
     with pytest.raises(DataFileError, match=rf"obs column 'cell_type'.*code {bad}.*2 categories"):
-        load_file(path, target="cell_type")
+        read_data(path, target="cell_type")
 
 
 def _file(path, build):
@@ -168,7 +168,7 @@ def test_a_declared_dense_shape_beyond_memory_is_refused_before_reading(tmp_path
 
     path = _file(tmp_path / "big.h5ad", build)
     with pytest.raises(NotEnoughMemoryError, match=r"big\.h5ad.*1000000 x 1000000") as info:
-        load_file(path)
+        read_data(path)
     assert info.value.needed >= 8e12
 
 
@@ -199,10 +199,10 @@ def test_an_inconsistent_sparse_matrix_is_named(tmp_path, parts, needle):
     path = _file(tmp_path / "sparse.h5ad", build)
     if needle is None:
         with pytest.raises(NotEnoughMemoryError, match=r"sparse\.h5ad.*10000000 x 1000000"):
-            load_file(path)
+            read_data(path)
         return
     with pytest.raises(DataFileError, match=needle):
-        load_file(path)
+        read_data(path)
 
 
 def test_names_and_obs_columns_of_the_wrong_length_are_named(tmp_path):
@@ -215,9 +215,9 @@ def test_names_and_obs_columns_of_the_wrong_length_are_named(tmp_path):
         _frame(f, "var", GENES[:2], {})
         _frame(f, "obs", CELLS, {"age": _numbers([30, 41, 52])})
     with pytest.raises(DataFileError, match="var has 2 names for 3 columns"):
-        load_file(path)
+        read_data(path)
     with h5py.File(path, "a") as f:
         del f["var"]
         _frame(f, "var", GENES, {})
     with pytest.raises(DataFileError, match="obs column 'age' has 3 values for 4 rows"):
-        load_file(path, target="age")
+        read_data(path, target="age")

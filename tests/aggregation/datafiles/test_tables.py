@@ -1,0 +1,66 @@
+"""csv, tsv and parquet tables (read_table): what a federated site and moweights' data loading
+read, one reader for both."""
+
+from __future__ import annotations
+
+import gzip
+
+import pandas as pd
+import pytest
+
+import moweights.datasets
+from aggregation.datafiles import read_table
+from rankers.exceptions import DataFileError, InvalidInputError
+
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
+
+@pytest.mark.parametrize("name", ["t.csv", "t.tsv", "t.tab", "t.csv.gz", "t.TSV", "t.parquet"])
+def test_every_table_format_reads_back(tmp_path, name):
+    frame = pd.DataFrame({"x": [1.5, 2.5], "7": [3, 4]})
+    path = tmp_path / name
+    if "parquet" in name:
+        pytest.importorskip("pyarrow", reason="needs the 'parquet' extra: pip install '.[parquet]'")
+        frame.to_parquet(path)
+    else:
+        sep = "," if ".csv" in name else "\t"
+        frame.to_csv(path, sep=sep, index=False)
+    got = read_table(path)
+    assert list(got.columns) == ["x", "7"]  # names are strings
+    assert got.to_numpy().tolist() == frame.to_numpy().tolist()
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("nowhere.csv", None, r"site data file not found: .*nowhere\.csv"),
+        ("t.xlsx", b"", r"cannot read .*t\.xlsx: use \.csv, \.tsv"),
+        ("t.csv", b"\xff\xfe\x00binary", "not a UTF-8 text file"),
+        ("t.csv", b"", "the file is empty"),
+        ("t.csv", b"a,b\n1,2\n3,4,5,6\n", "not a well-formed table"),
+    ],
+)
+def test_an_unreadable_file_is_a_data_file_error_naming_it(tmp_path, name, content, message):
+    path = tmp_path / name
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(DataFileError, match=message) as info:
+        read_table(path, what="site data file")
+    assert isinstance(info.value, InvalidInputError)
+    assert "\n" not in str(info.value)
+
+
+def test_moweights_load_file_reads_through_the_same_reader(tmp_path):
+    path = tmp_path / "t.csv.gz"
+    with gzip.open(path, "wt") as fh:
+        fh.write("a,b,y\n1,2,0\n3,4,1\n")
+    X, y = moweights.datasets.load_file(path, target="y")
+    assert X.equals(read_table(path).drop(columns="y")) and y.tolist() == [0, 1]
+    (tmp_path / "bad.csv").write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(DataFileError, match=r"cannot read .*bad\.csv: not a UTF-8"):
+        moweights.datasets.load_file(tmp_path / "bad.csv")
+    (tmp_path / "t.txt").write_text("a\n1\n")
+    with pytest.raises(
+        DataFileError, match=r"\.csv, \.tsv \(optionally \.gz\), \.parquet, \.mat or \.h5ad"
+    ):
+        moweights.datasets.load_file(tmp_path / "t.txt")  # its own formats, .mat included
