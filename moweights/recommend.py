@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from aggregation.datafiles.tables import read_table
 from rankers.exceptions import InvalidInputError
 from rankers.ties import order_desc
 
@@ -58,17 +59,21 @@ def load_atlas(path: str | Path | None = None) -> pd.DataFrame:
     Parameters
     ----------
     path : str or Path, optional
-        Another run's ``atlas.csv``; the shipped summary by default.
+        Another run's ``atlas.csv`` (or a tsv/parquet copy); the shipped summary by default.
+
+    Raises
+    ------
+    DataFileError
+        The file is missing or not a readable table (an ``InvalidInputError``).
+    InvalidInputError
+        The table lacks the atlas's columns.
     """
     if path is None:
         source = resources.files("moweights").joinpath("data", "atlas.csv")
         with resources.as_file(source) as file:
-            frame = pd.read_csv(file)
+            frame = read_table(file, what="atlas")
     else:
-        try:
-            frame = pd.read_csv(path)
-        except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-            raise InvalidInputError(f"cannot read the atlas {path}: {exc}") from None
+        frame = read_table(path, what="atlas")  # DataFileError, an InvalidInputError
     missing = _COLUMNS - set(frame.columns)
     if missing:
         raise InvalidInputError(f"the atlas lacks the columns {sorted(missing)}")
