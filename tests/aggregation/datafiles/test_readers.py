@@ -63,14 +63,14 @@ def _write(kind: str, path: Path) -> None:
     elif kind == "tsv":
         FRAME.to_csv(path, sep="\t", index=False)
     elif kind == "parquet":
-        pytest.importorskip("pyarrow", reason="needs the 'parquet' extra")
+        pytest.importorskip("pyarrow", reason="needs the 'parquet' extra: pip install '.[parquet]'")
         FRAME.to_parquet(path)
     elif kind == "mat":
         from scipy.io import savemat
 
         savemat(path, {"X": FRAME[["g1", "g2"]].to_numpy(), "Y": FRAME[["label"]].to_numpy()})
     else:
-        h5py = pytest.importorskip("h5py", reason="needs the 'h5ad' extra")
+        h5py = pytest.importorskip("h5py", reason="needs the 'h5ad' extra: pip install '.[h5ad]'")
         text = h5py.string_dtype()
         with h5py.File(path, "w") as f:
             f.create_dataset("X", data=FRAME[["g1", "g2"]].to_numpy())
