@@ -152,3 +152,147 @@ def test_another_termination_runs_pymoos_loop_to_the_same_front():
     assert len(a.history_) == 9
     np.testing.assert_array_equal(a.pareto_weights_, b.pareto_weights_)
     np.testing.assert_array_equal(a.history_, b.history_)
+
+
+# --- the operators, each against pymoo's own function (same draws, same bits) ---------
+
+
+def _bounded(n_var: int, kind: str) -> Problem:
+    """A problem that only carries bounds: unit, per-variable, or with a fixed variable."""
+    rng = np.random.default_rng(n_var)
+    if kind == "unit":
+        xl, xu = np.zeros(n_var), np.ones(n_var)
+    else:
+        xl = rng.uniform(-3.0, 0.0, n_var)
+        xu = xl + rng.uniform(0.5, 4.0, n_var)
+        if kind == "fixed":
+            xu[1] = xl[1]
+    return Problem(n_var=n_var, n_obj=2, xl=xl, xu=xu)
+
+
+def _parents(problem: Problem, n_matings: int, rng) -> np.ndarray:
+    """``(2, n_matings, n_var)`` parents in bounds, with the awkward cases SBX skips or
+    clamps: identical pairs, pairs closer than its 1e-14, values on the bounds."""
+    xl, xu = problem.xl, problem.xu
+    P = xl + (xu - xl) * rng.uniform(size=(2, n_matings, problem.n_var))
+    P[1, 0] = P[0, 0]  # identical parents
+    P[1, 1, :3] = P[0, 1, :3] + 1e-15  # too close on three variables
+    P[0, 2] = xl  # on the bounds
+    P[1, 2] = xu
+    P[:, 3, 0] = xl[0]
+    return P
+
+
+@pytest.mark.parametrize("kind", ["unit", "box", "fixed"])
+@pytest.mark.parametrize("seed", range(4))
+def test_sbx_is_pymoos(kind, seed):
+    from pymoo.operators.crossover.sbx import SBX
+
+    from moweights.weighting.nsga2 import _Operators, _sbx
+
+    problem = _bounded(7, kind)
+    P = _parents(problem, 9, np.random.default_rng(seed))
+    for prob_exch in (1.0, 0.5):  # pymoo's NSGA2 uses 1.0; the other branch too
+        ops = _Operators(problem, 0.9, 0.2)
+        ops.prob_exch = prob_exch
+        ours, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
+        Q = _sbx(ops, P.copy(), ours)
+        Q0 = SBX(prob=0.9, prob_exch=prob_exch)._do(problem, P.copy(), random_state=theirs)
+        np.testing.assert_array_equal(Q, Q0)
+        assert np.signbit(Q).tolist() == np.signbit(Q0).tolist()
+        assert ours.random() == theirs.random()  # as many draws
+        assert ((problem.xl <= Q) & (problem.xu >= Q)).all()
+
+
+@pytest.mark.parametrize("kind", ["unit", "box", "fixed"])
+@pytest.mark.parametrize("prob_var", [0.0, 0.1, 1.0])
+def test_pm_is_pymoos(kind, prob_var):
+    from pymoo.operators.mutation.pm import PM
+
+    from moweights.weighting.nsga2 import _Operators, _pm
+
+    problem = _bounded(6, kind)
+    X = _parents(problem, 12, np.random.default_rng(3)).reshape(-1, 6)
+    X[5, 2] = problem.xl[2] - 1.0  # out of bounds (a given start population may be)
+    ops = _Operators(problem, 0.9, prob_var)
+    for seed in range(3):
+        ours, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
+        Y = _pm(ops, X.copy(), ours)
+        Y0 = PM(prob=1.0, prob_var=prob_var)._do(problem, X.copy(), random_state=theirs)
+        np.testing.assert_array_equal(Y, Y0)
+        assert np.signbit(Y).tolist() == np.signbit(Y0).tolist()
+        assert ours.random() == theirs.random()
+
+
+def test_crowding_is_pymoos():
+    from pymoo.operators.survival.rank_and_crowding.metrics import get_crowding_function
+
+    from moweights.weighting.nsga2 import _crowding
+
+    pymoo_cd = get_crowding_function("cd")
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        sizes = rng.integers(1, 9, size=rng.integers(1, 6))
+        n_obj = int(rng.integers(1, 5))
+        # coarse values: ties within a front and across fronts
+        F = rng.integers(0, 4, size=(sizes.sum(), n_obj)).astype(float) / 3
+        if rng.random() < 0.3:
+            F[:, 0] = 0.25  # one objective constant everywhere
+        F[: sizes[0]] *= -1.0  # -0.0 next to 0.0
+        front = np.repeat(np.arange(len(sizes)), sizes)
+        expected = np.concatenate(
+            [pymoo_cd.do(F[front == k], n_remove=0) for k in range(len(sizes))]
+        )
+        np.testing.assert_array_equal(_crowding(F, front, sizes), expected)
+
+
+def test_duplicate_elimination_is_pymoos():
+    from pymoo.core.duplicate import DefaultDuplicateElimination
+    from pymoo.core.population import Population
+
+    from moweights.weighting.nsga2 import _Operators, _unique
+
+    rng = np.random.default_rng(1)
+    others = rng.uniform(size=(10, 5))
+    new = rng.uniform(size=(12, 5))
+    new[1] = others[4]  # a copy of an old row
+    new[3] = new[2]  # a copy of an earlier new row
+    others[6, 2] = 0.3
+    new[5] = others[6]
+    new[5, 2] = np.nextafter(0.3, 1.0)  # one ulp (5.6e-17) away: within 1e-16
+    new[7] = others[7]
+    new[7, 0] += 1e-15  # ten times farther: kept
+    new[8] = new[0]
+    new[9, :] = 0.0  # with a -0.0 twin
+    new[10, :] = -0.0
+    ops = _Operators(Problem(n_var=5, n_obj=1, xl=0.0, xu=1.0), 0.9, 0.2)
+    ours = _unique(ops, new, others)
+    pop = DefaultDuplicateElimination().do(Population.new(X=new), Population.new(X=others))
+    np.testing.assert_array_equal(ours, pop.get("X"))
+    assert len(ours) == 12 - 5  # rows 1, 3, 5, 8 and 10 went
+    # against nothing (the initial population) and with nothing to drop
+    alone = DefaultDuplicateElimination().do(Population.new(X=new))
+    np.testing.assert_array_equal(_unique(ops, new, np.empty((0, 5))), alone.get("X"))
+    np.testing.assert_array_equal(_unique(ops, others, new[:0]), others)
+
+
+class _Boxed(_Linear):
+    """The toy problem on a box other than [0, 1]^n, one variable fixed."""
+
+    def __init__(self, n_var: int, n_obj: int, seed: int):
+        super().__init__(n_var, n_obj, seed)
+        rng = np.random.default_rng(seed + 100)
+        self.xl = rng.uniform(-2.0, 0.0, n_var)
+        self.xu = self.xl + rng.uniform(0.5, 3.0, n_var)
+        self.xu[0] = self.xl[0]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_same_fronts_as_pymoo_on_zdt1_and_on_a_box(seed):
+    from pymoo.problems import get_problem
+
+    zdt1 = get_problem("zdt1", n_var=12)
+    settings = dict(pop_size=24, crossover_prob=0.9, mutation_prob=1 / 12, seed=seed)
+    _assert_same(_both(zdt1, termination=("n_gen", 40), **settings))
+    settings["mutation_prob"] = 0.2
+    _assert_same(_both(_Boxed(8, 3, seed), termination=("n_gen", 25), **settings))
