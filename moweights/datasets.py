@@ -121,20 +121,17 @@ def load_file(
 ) -> tuple[pd.DataFrame, pd.Series | None]:
     """Load a data table from csv / tsv (optionally gzipped), parquet, MATLAB .mat or AnnData.
 
-    Read by :func:`aggregation.datafiles.read_data` (the one home of every format) after
-    :func:`check_data_path`.
+    :func:`aggregation.datafiles.read_data` (the one home of every format: see it for what
+    each format holds and where its target is) after :func:`check_data_path`, whose message
+    for a missing benchmark file names the command that downloads it.
 
     Parameters
     ----------
     path : str or Path
-        ``.csv``, ``.tsv`` (``.gz`` allowed), ``.parquet``, ``.mat`` or ``.h5ad``. A ``.mat``
-        file holds a matrix ``X`` and a label column ``Y`` (scikit-feature's layout); an
-        ``.h5ad`` file (AnnData, read with h5py: ``moweights[h5ad]``) its matrix ``X``
-        (dense or sparse), named by ``var`` (see :mod:`aggregation.datafiles.h5ad`).
+        ``.csv``, ``.tsv`` (``.gz`` allowed), ``.parquet``, ``.mat`` or ``.h5ad``.
     target : str, optional
-        Name of the target column of a table; it is removed from the features. For a
-        ``.mat`` file the target is ``Y`` when present; for an ``.h5ad`` file a column of
-        ``obs``; for a transposed table the row of that name.
+        The target: a table's column (removed from the features), an ``.h5ad`` file's
+        ``obs`` column, a transposed table's row; a ``.mat`` file's is its ``Y``.
     transpose : bool, default=False
         The file holds one row per feature (genes as rows), its first column naming them.
 
@@ -146,8 +143,7 @@ def load_file(
     Raises
     ------
     DataFileError
-        A missing or unreadable file, or one that is not in its format (binary data in a
-        csv, ragged rows, a corrupt parquet or .mat file), or a target it lacks; the
+        A missing or unreadable file, one not in its format, or a target it lacks; the
         message is one line naming the file.
     """
     return datafiles.read_data(check_data_path(path), target, transpose=transpose)
