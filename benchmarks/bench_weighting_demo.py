@@ -1,25 +1,29 @@
-"""NSGA-II's bookkeeping on the default demo: the array loop against pymoo's, side by side.
+"""NSGA-II's bookkeeping on the default demo: three loops side by side, same fronts.
 
 The default demo (``examples/config.toml``) fits the NSGA-II weighting (breast cancer,
 569 x 30, 40 individuals x 100 generations) on all rows and on each of 10 training
-folds. Two loops run the same search with the same seed (``moweights.weighting.nsga2``):
+folds. Three loops run the same search with the same seed (``moweights.weighting.nsga2``):
 
-* ``ours``: ``nsga2``, pymoo's operators on whole-population arrays;
+* ``ours``: ``nsga2`` as installed, whole-population arrays and our vectorised copies
+  of pymoo's SBX, polynomial mutation, crowding distance and duplicate elimination;
+* ``ours+pymoo_ops``: the same loop calling pymoo's own operators instead (``SBX._do``,
+  ``PM._do``, ``calc_crowding_distance`` front by front, two scipy ``cdist`` for the
+  duplicates): the array loop as first written for issue 39 (commit aa622aa), swapped in
+  through our module's attributes (pymoo is not touched);
 * ``pymoo``: ``pymoo_nsga2``, pymoo's ``minimize`` with ``NSGA2`` (the code before issue
   39), whose ``Population`` of ``Individual`` objects is read one individual at a time.
 
-Sections (each alternates the two loops, repeat after repeat):
+Sections (each alternates the loops, repeat after repeat):
 
-1. ``fit``: the demo's weighting fit alone, in this process: CPU seconds of the whole
+1. ``fit``: the demo's weighting search alone, in this process: CPU seconds of the whole
    search, of the objectives (the criteria's matrix products) and of everything else
    (selection, crossover, mutation, duplicate elimination, sorting, survival: the
    "bookkeeping"), their ratio, the number of ``Individual.get`` calls (one profiled run
-   each), and whether the two fronts are identical.
+   each), and whether the fronts of the three are identical.
 2. ``profile``: the top functions of one profiled fit with each loop.
 3. ``demo``: the whole demo from the command line under ``/usr/bin/time -v`` (user +
-   system CPU, wall, peak RSS), ``ours`` as installed and ``pymoo`` with the ranker's
-   loop swapped for pymoo's in the child process (our own module attribute; pymoo is not
-   touched), ``--no-cache``, one BLAS thread.
+   system CPU, wall, peak RSS), each loop swapped in in the child process, ``--no-cache``,
+   one BLAS thread.
 4. ``rates`` (``--rates``): the multiply-add rates behind
    ``moweights.weighting.width.search_seconds``, measured at 200 x 5,000.
 
@@ -52,21 +56,68 @@ from _common import cpu_seconds, rows_markdown_4g  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# the child that runs the demo with pymoo's loop: the ranker module's name for the loop
-# is pointed at pymoo_nsga2 (which takes no ``evaluate``: pymoo calls problem.evaluate)
-_PYMOO_CHILD = """
+LOOPS = ("ours", "ours+pymoo_ops", "pymoo")
+
+# pymoo's own operators in our loop (run by this process and by the demo's child): the
+# loop's module names for its operators are pointed at thin calls of pymoo's functions
+_PYMOO_OPERATORS = """
+def use_pymoo_operators():
+    from types import SimpleNamespace
+
+    import numpy as np
+    from pymoo.operators.crossover.sbx import SBX
+    from pymoo.operators.mutation.pm import PM
+    from pymoo.operators.survival.rank_and_crowding.metrics import get_crowding_function
+    from pymoo.util.misc import cdist
+
+    import moweights.weighting.nsga2 as loop
+
+    crowding = get_crowding_function("cd")
+
+    def bounds(ops):
+        return SimpleNamespace(xl=ops.xl, xu=ops.xu, n_var=len(ops.xl))
+
+    def sbx(ops, P, rs):
+        return SBX(prob=ops.crossover_prob)._do(bounds(ops), P, random_state=rs)
+
+    def pm(ops, X, rs):
+        return PM(prob=1.0, prob_var=ops.prob_var_m)._do(bounds(ops), X, random_state=rs)
+
+    def crowd(F, front, sizes):
+        return np.concatenate(
+            [crowding.do(F[front == k], n_remove=0) for k in range(len(sizes))]
+        )
+
+    def unique(ops, new, others):
+        if len(new) == 0:
+            return new
+        dup = np.tril(cdist(new, new) <= ops.epsilon, k=-1).any(axis=1)
+        if len(others):
+            dup |= (cdist(new, others) <= ops.epsilon).any(axis=1)
+        return new[~dup]
+
+    loop._sbx, loop._pm, loop._crowding, loop._unique = sbx, pm, crowd, unique
+"""
+exec(_PYMOO_OPERATORS)
+
+# the children that run the demo: as installed, with pymoo's operators in our loop, or
+# with pymoo's loop (the ranker module's name for the loop pointed at pymoo_nsga2, which
+# takes no ``evaluate``: pymoo calls problem.evaluate)
+_MAIN = """
+from moweights.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+_CHILDREN = {
+    "ours": "import sys\n" + _MAIN,
+    "ours+pymoo_ops": "import sys\n" + _PYMOO_OPERATORS + "use_pymoo_operators()\n" + _MAIN,
+    "pymoo": """
 import sys
 import moweights.weighting.ranker as ranker
 from moweights.weighting.nsga2 import pymoo_nsga2
 ranker.nsga2 = lambda problem, evaluate=None, **settings: pymoo_nsga2(problem, **settings)
-from moweights.cli import main
-sys.exit(main(sys.argv[1:]))
 """
-_OURS_CHILD = """
-import sys
-from moweights.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
+    + _MAIN,
+}
 
 
 def _load() -> str:
@@ -100,22 +151,36 @@ class _Timed:
         return F
 
 
-def _search(loop: str, seed: int, timed=None):
-    from moweights.weighting.nsga2 import nsga2, pymoo_nsga2
+def _search(loop: str, seed: int):
+    """One search with ``loop``: its front, its CPU seconds and the objectives' share
+    (the data and the criteria are prepared outside the timed part)."""
+    from moweights.weighting import nsga2 as module
     from moweights.weighting.problem import WeightingProblem
 
     criteria, objectives, problem = _problem()
-    timed = timed if timed is not None else _Timed(criteria, objectives)
+    timed = _Timed(criteria, objectives)
     settings = dict(pop_size=40, crossover_prob=0.9, mutation_prob=1 / 30, seed=seed)
-    if loop == "ours":
-        return nsga2(problem, termination=("n_gen", 100), evaluate=timed, **settings), timed
+    if loop == "pymoo":
 
-    class _TimedProblem(WeightingProblem):
-        def _evaluate(self, X, out, *args, **kwargs):
-            out["F"] = timed(X)
+        class _TimedProblem(WeightingProblem):
+            def _evaluate(self, X, out, *args, **kwargs):
+                out["F"] = timed(X)
 
-    problem = _TimedProblem(criteria, objectives)
-    return pymoo_nsga2(problem, termination=("n_gen", 100), **settings), timed
+        problem = _TimedProblem(criteria, objectives)
+        start = cpu_seconds()
+        front = module.pymoo_nsga2(problem, termination=("n_gen", 100), **settings)
+        return front, cpu_seconds() - start, timed.seconds
+    names = ("_sbx", "_pm", "_crowding", "_unique")
+    saved = {name: getattr(module, name) for name in names}
+    if loop == "ours+pymoo_ops":
+        use_pymoo_operators()  # noqa: F821 (defined by exec above)
+    try:
+        start = cpu_seconds()
+        front = module.nsga2(problem, termination=("n_gen", 100), evaluate=timed, **settings)
+        return front, cpu_seconds() - start, timed.seconds
+    finally:
+        for name, function in saved.items():
+            setattr(module, name, function)
 
 
 def _get_calls(loop: str) -> tuple[int, str]:
@@ -137,46 +202,52 @@ def _get_calls(loop: str) -> tuple[int, str]:
     return calls, "\n".join(body).replace(str(ROOT) + "/", "")
 
 
-def fit_section(repeat: int) -> tuple[list[dict], dict[str, str]]:
-    rows = {"ours": [], "pymoo": []}
-    fronts = {}
-    _search("ours", 0)  # warm-up: imports, BLAS
+def _rotations(repeat: int):
+    """The loops' order in each repeat: rotated, so that none always runs first."""
     for r in range(repeat):
-        for loop in ("ours", "pymoo") if r % 2 == 0 else ("pymoo", "ours"):
-            start = cpu_seconds()
-            (X, F), timed = _search(loop, r)
-            total = cpu_seconds() - start
-            rows[loop].append((total, timed.seconds))
-            fronts[(loop, r)] = (X, F)
+        yield r, LOOPS[r % len(LOOPS) :] + LOOPS[: r % len(LOOPS)]
+
+
+def fit_section(repeat: int) -> tuple[list[dict], dict[str, str]]:
+    rows = {loop: [] for loop in LOOPS}
+    fronts = {}
+    for loop in LOOPS:
+        _search(loop, 0)  # warm-up: imports, BLAS
+    for r, order in _rotations(repeat):
+        for loop in order:
+            front, total, objective = _search(loop, r)
+            rows[loop].append((total, objective))
+            fronts[(loop, r)] = front
     same = all(
-        np.array_equal(fronts[("ours", r)][0], fronts[("pymoo", r)][0])
-        and np.array_equal(fronts[("ours", r)][1], fronts[("pymoo", r)][1])
+        np.array_equal(fronts[(loop, r)][k], fronts[("pymoo", r)][k])
+        for loop in LOOPS
         for r in range(repeat)
+        for k in (0, 1)
     )
     out, profiles = [], {}
-    for loop in ("ours", "pymoo"):
+    for loop in LOOPS:
         totals = np.array([t for t, _ in rows[loop]])
         objective = np.array([o for _, o in rows[loop]])
         calls, profiles[loop] = _get_calls(loop)
         out.append(
             {
                 "loop": loop,
-                "fit_cpu_s (median)": float(np.median(totals)),
+                "search_cpu_s (median)": float(np.median(totals)),
                 "objectives_cpu_s": float(np.median(objective)),
                 "bookkeeping_cpu_s": float(np.median(totals - objective)),
                 "bookkeeping / objectives": float(np.median((totals - objective) / objective)),
                 "Individual.get calls": calls,
-                "same fronts": same,
+                "same fronts (all three)": same,
             }
         )
-    ratio = out[1]["fit_cpu_s (median)"] / out[0]["fit_cpu_s (median)"]
+    ours = out[0]["search_cpu_s (median)"]
     for row in out:
-        row["pymoo / ours"] = ratio if row["loop"] == "ours" else 1.0
+        row["CPU / ours"] = row["search_cpu_s (median)"] / ours
     return out, profiles
 
 
 def _time_demo(loop: str, out_dir: Path) -> dict:
-    code = _OURS_CHILD if loop == "ours" else _PYMOO_CHILD
+    code = _CHILDREN[loop]
     config = str(ROOT / "examples" / "config.toml")
     argv = ["/usr/bin/time", "-v", sys.executable, "-c", code, "run", config, "-o",
             str(out_dir), "-q", "--no-cache"]  # fmt: skip
@@ -197,20 +268,21 @@ def _time_demo(loop: str, out_dir: Path) -> dict:
 
 
 def demo_section(repeat: int) -> list[dict]:
-    runs = {"ours": [], "pymoo": []}
+    runs = {loop: [] for loop in LOOPS}
     with tempfile.TemporaryDirectory() as tmp:
-        for r in range(repeat):
-            for loop in ("ours", "pymoo") if r % 2 == 0 else ("pymoo", "ours"):
+        for r, order in _rotations(repeat):
+            for loop in order:
                 runs[loop].append(_time_demo(loop, Path(tmp) / f"{loop}{r}"))
                 print(f"  demo {loop} #{r}: {runs[loop][-1]}", flush=True)
         same = all(
-            (Path(tmp) / f"ours{r}" / name).read_bytes()
+            (Path(tmp) / f"{loop}{r}" / name).read_bytes()
             == (Path(tmp) / f"pymoo{r}" / name).read_bytes()
+            for loop in LOOPS
             for r in range(repeat)
             for name in ("scores.csv", "ranks.csv")
         )
     rows = []
-    for loop in ("ours", "pymoo"):
+    for loop in LOOPS:
         cpu = [run["cpu"] for run in runs[loop]]
         rows.append(
             {
@@ -219,11 +291,11 @@ def demo_section(repeat: int) -> list[dict]:
                 "cpu_s (each)": ", ".join(f"{c:.1f}" for c in cpu),
                 "wall_s (median)": float(np.median([run["wall"] for run in runs[loop]])),
                 "peak_rss_mb": float(np.max([run["rss_mb"] for run in runs[loop]])),
-                "same scores.csv, ranks.csv": same,
+                "same scores.csv, ranks.csv (all three)": same,
             }
         )
-    rows[0]["pymoo / ours"] = rows[1]["cpu_s (median)"] / rows[0]["cpu_s (median)"]
-    rows[1]["pymoo / ours"] = 1.0
+    for row in rows:
+        row["CPU / ours"] = row["cpu_s (median)"] / rows[0]["cpu_s (median)"]
     return rows
 
 
@@ -283,7 +355,7 @@ def main(argv=None) -> None:
     import pymoo
 
     sections = [
-        "# NSGA-II's bookkeeping on the default demo: array loop vs pymoo's loop (issue 39)",
+        "# NSGA-II's bookkeeping on the default demo: three loops, the same fronts (issue 39)",
         "",
         f"Command: `python benchmarks/bench_weighting_demo.py {' '.join(argv or sys.argv[1:])}`  ",
         f"Versions: python {platform.python_version()}, numpy {np.__version__}, pymoo "
@@ -297,15 +369,15 @@ def main(argv=None) -> None:
     fit, profiles = fit_section(args.repeat)
     block = [
         "",
-        f"## The demo's weighting fit alone (breast cancer 569 x 30, 40 x 100, "
-        f"median of {args.repeat} seeds)",
+        f"## The demo's weighting search alone (breast cancer 569 x 30, 40 x 100, "
+        f"median of {args.repeat} seeds; data and criteria prepared outside the timing)",
         "",
         rows_markdown_4g(fit),
         "",
         "`bookkeeping` = the search's CPU minus the objectives' (selection, SBX, mutation, "
         "duplicate elimination, sorting, survival, the loop).",
     ]
-    for loop in ("ours", "pymoo"):
+    for loop in LOOPS:
         block += ["", f"Profile of one fit, `{loop}` (cProfile, top 12 by own time):", "",
                   "```", profiles[loop], "```"]  # fmt: skip
     print("\n".join(block), flush=True)
@@ -315,7 +387,7 @@ def main(argv=None) -> None:
         block = [
             "",
             f"## The default demo, `moweights run examples/config.toml -q --no-cache` "
-            f"({args.demo_repeat} runs per loop, alternating)",
+            f"({args.demo_repeat} runs per loop, order rotated)",
             "",
             rows_markdown_4g(demo),
         ]
