@@ -108,7 +108,7 @@ class _Operators:
         self.fixed = xl == xu
         self.any_fixed = bool(self.fixed.any())
         # one bound for every variable: the masked bounds are that number (same bits)
-        self.scalar_bounds = bool((xl == xl[0]).all() and (xu == xu[0]).all())
+        self.scalar_bounds = len(xl) > 0 and bool((xl == xl[0]).all() and (xu == xu[0]).all())
 
     def earlier(self, n: int) -> np.ndarray:
         """``(n, n)`` mask of the pairs (row, an earlier row)."""
@@ -296,9 +296,9 @@ def _unique(ops: _Operators, new: np.ndarray, others: np.ndarray) -> np.ndarray:
 
     pymoo filters against each set in turn; whether a row goes depends only on that row,
     so one mask gives the same rows. pymoo's test is scipy's Euclidean ``cdist`` at most
-    ``epsilon`` (1e-16): only pairs whose row sums differ by less than that distance can
-    bound (plus the sums' rounding) can pass it, so only those are compared: equal rows
-    are duplicates, the others go through pymoo's ``cdist`` as in pymoo.
+    ``epsilon`` (1e-16). Two rows that close have row sums within sqrt(n_var) x epsilon
+    of each other (plus the sums' rounding), so only pairs whose sums are that close are
+    compared: equal rows are duplicates, the others (rare) go through pymoo's ``cdist``.
     """
     n_new, n_var = new.shape
     if n_new == 0:
