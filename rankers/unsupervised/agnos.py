@@ -225,7 +225,7 @@ class AgnosSRanker(BaseRanker):
       step; the cost then hardly depends on the number of samples.
     - ``penalty=3``, ``weight_decay=0.3``: assumed, checked on synthetic latent
       factors with noisy copies plus independent noise (every factor's best copy
-      outranks every noise feature; tests/rankers/test_agnos.py).
+      outranks every noise feature; tests/rankers/unsupervised/test_agnos.py).
     - Standardisation: every feature is centred and scaled to unit variance inside
       ``fit`` (batch by batch, no standardised copy is held), so the reconstruction
       error weighs features alike and units do not matter; TWO-NN sees the same.
