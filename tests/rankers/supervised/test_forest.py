@@ -80,7 +80,7 @@ def test_permutation_importance_matches_sklearn(classification):
     rs = np.random.RandomState(3)
     forest_seed = rs.randint(np.iinfo(np.int32).max)
     assert est.estimator_.random_state == forest_seed
-    # the forest is grown on the z-scores of the features (see test_scale.py for why)
+    # the forest is grown on the z-scores of the features (see tests/rankers/test_scale.py for why)
     Z = standardise(X)
     expected = permutation_importance(est.estimator_, Z, y, n_repeats=4, random_state=rs)
     np.testing.assert_array_equal(est.scores_, expected.importances_mean)
