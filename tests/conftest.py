@@ -14,7 +14,10 @@ from hypothesis import HealthCheck, settings
 
 from aggregation.federated.local import free_port, stop_process_groups
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+#: the repository's root (tests/ mirrors the package tree, so a test's own depth varies:
+#: reach README.md, docs/, examples/ and benchmarks/ through the ``repo`` fixture)
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO.parent / "shared" / "data"
 
 # ---------------------------------------------------------------- hypothesis
 # One profile for the whole suite. No deadline: a first example that takes 1.5 s on a busy
@@ -74,6 +77,12 @@ def small_classification():
     X[:, 0] += 3.0 * y
     X[:, 1] -= 2.0 * y
     return pd.DataFrame(X, columns=[f"f{i}" for i in range(6)]), pd.Series(y, name="target")
+
+
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    """The repository's root folder, whatever folder of tests/ the test is in."""
+    return REPO
 
 
 @pytest.fixture

@@ -26,8 +26,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def _write(tmp_path, text, name="run.toml"):
     path = tmp_path / name
@@ -229,26 +227,26 @@ def test_schema_describes_and_checks_every_type():
     assert Number(0).accepts(float("inf")) is False
 
 
-def test_json_schema_is_committed_and_up_to_date():
-    committed = json.loads((ROOT / "docs" / "config-schema.json").read_text(encoding="utf-8"))
+def test_json_schema_is_committed_and_up_to_date(repo):
+    committed = json.loads((repo / "docs" / "config-schema.json").read_text(encoding="utf-8"))
     fresh = json_schema(ranker_params_schemas())
     assert committed == fresh, (
         "docs/config-schema.json is stale: run `moweights schema -o docs/config-schema.json`"
     )
-    docs = (ROOT / "docs" / "config.md").read_text(encoding="utf-8")
+    docs = (repo / "docs" / "config.md").read_text(encoding="utf-8")
     assert docs == markdown(), (
         "docs/config.md is stale: run `moweights schema --format markdown -o docs/config.md`"
     )
 
 
-def test_json_schema_agrees_with_validation():
+def test_json_schema_agrees_with_validation(repo):
     jsonschema = pytest.importorskip(
         "jsonschema", reason="needs the 'test' extra: pip install '.[test]'"
     )
     doc = json_schema(ranker_params_schemas())
     jsonschema.Draft202012Validator.check_schema(doc)
     validator = jsonschema.Draft202012Validator(doc)
-    for path in sorted((ROOT / "examples").glob("*.toml")):
+    for path in sorted((repo / "examples").glob("*.toml")):
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
         assert not list(validator.iter_errors(raw)), path.name
     bad = {"data": {"builtin": "wine"}, "rankers": [{"name": "laplacian", "params": {"t": -1}}]}
