@@ -209,9 +209,11 @@ def test_a_data_files_target_column_is_shown_by_its_name(tmp_path):
 def test_similarity_colours_span_the_pairs_not_the_diagonal(folder):
     import matplotlib.pyplot as plt
 
-    from moweights.output.plots import _similarity
+    from moweights.output.plots import PLOTS
 
-    fig = _similarity(folder)
+    # the public table of the report's figures: (file name, drawing function, caption)
+    similarity = next(draw for name, draw, _ in PLOTS if name == "similarity.png")
+    fig = similarity(folder)
     matrix = pd.read_csv(folder / "similarity_s_measure.csv", index_col=0).to_numpy(float)
     off = matrix[~np.eye(len(matrix), dtype=bool)]
     image = next(a for a in fig.axes if a.images).images[0]
