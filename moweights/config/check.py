@@ -457,6 +457,15 @@ def _check_aggregation(p, agg: dict, specs: list[RankerSpec], site_run: bool, si
             "bootstrap rank intervals resample one data set; a site run ranks every site "
             "on its own (set bootstrap = 0)",
         )
+    members = agg["members"]
+    if members is not None and specs:
+        labels = [s.label for s in specs]
+        unknown = [m for m in members if m not in labels]
+        if unknown:
+            p.add("[aggregation].members", f"unknown ranker label(s) {unknown}; valid: {labels}")
+        twice = sorted({m for m in members if members.count(m) > 1})
+        if twice:
+            p.add("[aggregation].members", f"label(s) {twice} listed twice")
     weights = agg["weights"]
     if weights is not None and sites:
         unknown = sorted(set(weights) - {s["name"] for s in sites})
@@ -471,7 +480,8 @@ def _check_aggregation(p, agg: dict, specs: list[RankerSpec], site_run: bool, si
     if weights is not None and not site_run and specs:
         labels = [s.label for s in specs]
         unknown = sorted(set(weights) - set(labels))
-        missing = [label for label in labels if label not in weights]
+        combined = labels if members is None else [lb for lb in labels if lb in members]
+        missing = [label for label in combined if label not in weights]
         if unknown:
             p.add("[aggregation].weights", f"unknown ranker label(s) {unknown}; valid: {labels}")
         if missing:

@@ -292,6 +292,10 @@ SCHEMA = Section("", "moweights run configuration: rank features with several ra
     Section("aggregation", "How the rankings are combined and compared.", (
         K("methods", Array(String(*AGGREGATIONS)), "combinations of the rankers' rankings "
           "('generic' is the ordered partition they all agree on)", ["mean_rank", "generic"]),
+        K("members", Array(String(), min_items=1), "labels of the rankers the aggregates "
+          "combine (default: every ranker); leave out a ranker that already combines others, "
+          "such as the ensemble 'stacked', or a baseline you only compare against. The "
+          "similarity measures and the evaluation still cover every ranker"),
         K("weights", Table(Number(0)), "weights of weighted_mean_rank: ranker label -> weight "
           "(site runs: site name -> weight; default the site sizes)"),
         K("tolerance", Number(0, 0.49), "share of the rankings allowed to disagree about each "

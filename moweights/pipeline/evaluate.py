@@ -37,7 +37,13 @@ from aggregation.evaluation import (
 from aggregation.evaluation.topk import geometric_grid
 from moweights.pipeline.checks import check_table
 from moweights.pipeline.data import fingerprint, is_classes
-from moweights.pipeline.steps import combine_method, feature_order, make_ranker, spec_key
+from moweights.pipeline.steps import (
+    combine_method,
+    feature_order,
+    make_ranker,
+    member_labels,
+    spec_key,
+)
 
 __all__ = ["evaluate", "headline"]
 
@@ -118,14 +124,15 @@ def _fold_rankings(config, result, cache, progress, n_jobs) -> dict[str, dict[st
                 members[spec.label] = FoldRankings(rankings_, splits, spec.label)
                 bar.update(1)
             targets: dict[str, Any] = dict(members)
+            combined = {lb: members[lb] for lb in member_labels(config) if lb in members}
             for method in config.aggregation.methods:
                 if method == "generic":  # blocks, not an order: judged through its members
                     continue
                 weights = None if config.is_site_run else config.aggregation.weights
                 try:
                     targets[method] = combine_folds(
-                        list(members.values()),
-                        lambda rs, m=method, w=weights, lb=list(members): combine_method(
+                        list(combined.values()),
+                        lambda rs, m=method, w=weights, lb=list(combined): combine_method(
                             m, rs, lb, w
                         ),
                         method=method,

@@ -18,7 +18,13 @@ import rankers
 from aggregation import Ranking
 from aggregation.uncertainty import rank_intervals, stability_partition
 from moweights.pipeline.data import fingerprint
-from moweights.pipeline.steps import combine_method, make_ranker, needs_y, spec_key
+from moweights.pipeline.steps import (
+    combine_method,
+    make_ranker,
+    member_labels,
+    needs_y,
+    spec_key,
+)
 
 __all__ = ["stability"]
 
@@ -88,9 +94,9 @@ def stability(config, result, cache, progress, save, n_jobs) -> None:
                 result.stability[spec.label] = _intervals(resamples[spec.label], confidence)
                 save()
             bar.update(1)
-    if len(resamples) < len(config.rankers):
+    labels = member_labels(config)
+    if any(lb not in resamples for lb in labels):
         return  # an aggregate of the other rankers would not be the run's aggregate
-    labels = list(resamples)
     for method in result.aggregated:
         try:
             combined = [

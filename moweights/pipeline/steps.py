@@ -29,6 +29,7 @@ __all__ = [
     "feature_order",
     "fitted_ranker",
     "make_ranker",
+    "member_labels",
     "needs_y",
     "rank",
     "significance",
@@ -217,6 +218,13 @@ def _site_mean(site_rankings) -> Ranking:
     return ranking
 
 
+def member_labels(config: RunConfig) -> list[str]:
+    """The labels of the rankers the aggregates combine, in the config's order:
+    ``[aggregation] members``, or every ranker."""
+    members = config.aggregation.members
+    return [s.label for s in config.rankers if members is None or s.label in members]
+
+
 def combine_method(method: str, rankings: list, labels: list[str], weights, tolerance=0.0) -> Any:
     """The rankings combined by one configured aggregation ``method``."""
     if method == "generic" and tolerance:
@@ -230,19 +238,26 @@ def combine_method(method: str, rankings: list, labels: list[str], weights, tole
 def aggregate(config: RunConfig, result: RunResult) -> None:
     """The rankings combined by every configured method, and compared pairwise."""
     labels = list(result.rankings)
+    members = [lb for lb in member_labels(config) if lb in result.rankings]
     if config.is_site_run:
         per_ranker = {m: [] for m in config.aggregation.methods}
-        for sites in result.site_rankings.values():
+        for label in members:
             for m in per_ranker:
-                per_ranker[m].append(sites.aggregated[m])
+                per_ranker[m].append(result.site_rankings[label].aggregated[m])
         inputs = per_ranker
         weights = None  # sites were weighted inside each ranker; rankers count alike
     else:
-        inputs = {m: list(result.rankings.values()) for m in config.aggregation.methods}
+        inputs = {m: [result.rankings[lb] for lb in members] for m in config.aggregation.methods}
         weights = config.aggregation.weights
+    if len(members) < len(labels):
+        left = [lb for lb in labels if lb not in members]
+        result.notes.append(
+            f"the aggregates combine {', '.join(members)} ([aggregation] members); "
+            f"left out: {', '.join(left)}"
+        )
     for method, rankings_ in inputs.items():
         try:
-            agg = combine_method(method, rankings_, labels, weights, config.aggregation.tolerance)
+            agg = combine_method(method, rankings_, members, weights, config.aggregation.tolerance)
         except rankers.MoweightsError as exc:
             result.notes.append(f"aggregation {method} skipped: {exc}")
             continue
