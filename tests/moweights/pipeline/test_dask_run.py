@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from .test_cli import CONFIG
+from ..test_cli import CONFIG  # the small config run of the CLI tests
 
 pytest.importorskip("distributed", reason="needs the 'dask' extra: pip install '.[dask]'")
 
