@@ -406,12 +406,10 @@ def test_dask_backend_gives_the_loky_results(tmp_path):
         assert (tmp_path / "loky" / name).read_bytes() == (tmp_path / "dask" / name).read_bytes()
 
 
-def test_readme_registry_table_is_current():
-    from pathlib import Path
-
+def test_readme_registry_table_is_current(repo):
     from moweights.cli import markdown_table
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (repo / "README.md").read_text(encoding="utf-8")
     start = readme.index("<!-- rankers-table:start")
     start = readme.index("\n", start) + 1
     table = readme[start : readme.index("<!-- rankers-table:end -->")]
