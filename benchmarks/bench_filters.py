@@ -21,6 +21,14 @@ contingency chi2 of equal-frequency bins, which sorts every column) reported bes
 Floors: the sums a one-pass implementation needs (``X.sum(0)`` and ``einsum`` of the
 squares, per class for the class tests), computed once.
 
+The peers' times depend on the state of glibc's allocator: their temporaries (copies of
+``X``, megabytes each) are fresh pages from the kernel until enough large blocks have been
+freed to raise malloc's dynamic mmap threshold, after which they come from the heap, and
+``f_classif`` runs twice as fast (seen at 72 x 7,129: 7.7 ms, then 3.7 ms in a later row of
+the same run). Ours allocate little, so a warm allocator helps the peer; for the peer at
+its best in every row, fix the thresholds for the run:
+``MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=268435456``.
+
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_filters.py
     python benchmarks/bench_filters.py --shapes 50x500 72x7129 --repeat 20
 """

@@ -39,6 +39,8 @@ __all__ = ["BaseRanker"]
 # largest absolute values accepted for a ranker whose results depend on the scale of X:
 # their squares stay within float64's normal range with room for sums of 1e20 of them
 _SAFE_MAGNITUDE = (1e-140, 1e140)
+#: bytes of rows per block of the columns' extremes (and sums): in cache for each reduction
+_EXTREMES_BLOCK = 1 << 21
 
 
 class BaseRanker(SelectorMixin, BaseEstimator):
@@ -87,8 +89,8 @@ class BaseRanker(SelectorMixin, BaseEstimator):
     (bool, see below), ``progress_bar`` (bool: its ``verbose``, if any, draws a progress
     bar) and ``reference``. A pipeline reads them, for the parameters set, from the
     instance's tags (:func:`rankers.ranker_tags`, scikit-learn's ``__sklearn_tags__``):
-    a ranker whose needs depend on its parameters overrides :meth:`_requires_y` or
-    :meth:`_score_units`.
+    a ranker whose needs depend on its parameters overrides :meth:`_requires_y`,
+    :meth:`_accepts_sparse` or :meth:`_score_units`.
     Unsupervised rankers accept and ignore ``y`` so they fit in pipelines.
 
     A ranker is ``scale_invariant`` when multiplying all of ``X`` by one constant
@@ -170,7 +172,7 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         """
         self.validate_params()
         # the extremes below say whether every value is finite: no pass of its own
-        Xc, names = check_X(X, accepts_sparse=self.accepts_sparse, finite=False)
+        Xc, names = check_X(X, accepts_sparse=self._accepts_sparse(), finite=False)
         n = Xc.shape[1]
         self.n_features_in_ = n
         if names is not None:
@@ -191,7 +193,8 @@ class BaseRanker(SelectorMixin, BaseEstimator):
             check_finite(Xc, X, names)
         self._check_input(Xc)
         units = self._score_units()
-        top = np.maximum(np.abs(lo), np.abs(hi))
+        top = np.negative(lo)  # max(|lo|, |hi|) for lo <= hi, without temporaries
+        np.maximum(top, hi, out=top)
         if self._rescales_columns:
             self._scale_shift = 0  # _score is exact at any scale: no copy of X
         else:
@@ -202,6 +205,7 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         # constant written out by a computation may differ in its last bits from row to row
         # (rankers.ties); a power-of-two rescale leaves the test unchanged
         constant = np.asarray(hi - lo <= TIE_RTOL * top)
+        del self._column_lo, self._column_hi, lo, hi  # fit's scratch: read by _check_input
         # a column over 1e308 times smaller than X's largest value leaves float64's normal
         # range in the common rescale: its values would be zeros and rounding; say so
         lost = ~constant & (np.ldexp(top, -self._scale_shift) < np.finfo(np.float64).tiny)
@@ -229,7 +233,9 @@ class BaseRanker(SelectorMixin, BaseEstimator):
             Xi = Xc[:, informative] if constant.any() else Xc
             # the largest absolute value of every column _score sees (rankers that rescale
             # their columns themselves read it instead of another pass over X)
-            self._column_top = np.ldexp(top[informative], -self._scale_shift)
+            if constant.any() or self._scale_shift:
+                top = np.ldexp(top[informative], -self._scale_shift)
+            self._column_top, top = top, None
             step = f"{type(self).__name__}.fit on {Xi.shape[0]} samples x {Xi.shape[1]} features"
             with memory_errors(step):  # numpy's bare MemoryError named as our step's
                 raw = self._score(Xi, yc)
@@ -242,13 +248,17 @@ class BaseRanker(SelectorMixin, BaseEstimator):
             scores[informative] = s
             if constant.any():
                 scores[constant] = min(float(self._constant_score), float(s.min()))
+            del raw, s, self._column_top
+        # the sums are fit's scratch too: a fitted ranker keeps no per-column copies of them
+        self.__dict__.pop("_column_s1", None)
+        self.__dict__.pop("_column_s2", None)
         self.scores_ = scores
         # near-equal scores are tied for the order only (rankers.ties), so the order is
         # the same on every machine; then informative before constant; then lower index
-        order, group = tie_groups(scores)
-        tie = np.empty(n, dtype=np.intp)
-        tie[order] = group
-        self.ranking_ = np.lexsort((np.arange(n), constant, tie))
+        order, group = tie_groups(scores)  # by group, then lower index
+        if constant.any():  # informative before constant inside a group (a stable sort)
+            order = order[np.argsort(2 * group + constant[order], kind="stable")]
+        self.ranking_ = order
         transform = getattr(self, "_statistic_from_scores", None)
         if transform is not None:
             self.statistic_ = transform(scores)
@@ -383,6 +393,11 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         """Whether ``fit`` needs a target with the parameters set (default: ``requires_y``)."""
         return bool(self.requires_y)
 
+    def _accepts_sparse(self) -> bool:
+        """Whether ``fit`` keeps sparse input sparse with the parameters set (default:
+        ``accepts_sparse``)."""
+        return bool(self.accepts_sparse)
+
     def _feature_scale_invariant(self) -> bool:
         """Whether rescaling one feature leaves the ranking unchanged, with the parameters
         set (default: ``feature_scale_invariant``; a ranker with a per-feature scaling
@@ -395,7 +410,8 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         Read them with :func:`rankers.ranker_tags`. ``requires_y`` comes from
         :meth:`_requires_y` (so it may depend on the parameters), ``scale_invariant`` from
         :meth:`_score_units`, ``feature_scale_invariant`` from
-        :meth:`_feature_scale_invariant`, ``progress`` from a ``verbose`` parameter unless
+        :meth:`_feature_scale_invariant`, ``accepts_sparse`` from :meth:`_accepts_sparse`,
+        ``progress`` from a ``verbose`` parameter unless
         the class sets ``progress_bar = False``; the other fields from the class attributes.
         """
         tags = super().__sklearn_tags__()
@@ -409,7 +425,7 @@ class BaseRanker(SelectorMixin, BaseEstimator):
             tags,
             requires_y=self._requires_y(),
             target_kind=self.target_kind,
-            accepts_sparse=bool(self.accepts_sparse),
+            accepts_sparse=self._accepts_sparse(),
             progress=bool(self.progress_bar) and "verbose" in self.get_params(deep=False),
             deterministic=bool(self.deterministic),
             scale_invariant=self._score_units() is not None,
@@ -475,13 +491,26 @@ def _column_extremes(X, sums: bool = False):
     """Every column's smallest and largest value (a sparse matrix's zeros included), and
     with ``sums`` its sum and sum of squares (dense ``X`` only; None otherwise).
 
-    Whole-array reductions: numpy runs them along the rows' contiguous memory, faster than
-    on blocks of columns (strided rows), each one pass through memory.
+    Reductions along the rows' contiguous memory (faster than on blocks of columns, whose
+    rows are strided), over blocks of whole rows of about 2 MB: each reduction after the
+    first reads a block the first has just brought into cache, so ``X`` comes from memory
+    once, not two or four times.
     """
     if sp.issparse(X):
         lo, hi = X.min(axis=0).toarray().ravel(), X.max(axis=0).toarray().ravel()
         return (lo, hi, None, None) if sums else (lo, hi)
-    lo, hi = X.min(axis=0), X.max(axis=0)
-    if not sums:
-        return lo, hi
-    return lo, hi, np.ones(X.shape[0]) @ X, np.einsum("ij,ij->j", X, X)
+    step = max(1, _EXTREMES_BLOCK // (8 * max(X.shape[1], 1)))
+    lo = hi = s1 = s2 = None
+    for i in range(0, X.shape[0], step):
+        block = X[i : i + step]
+        if lo is None:
+            lo, hi = block.min(axis=0), block.max(axis=0)
+            if sums:
+                s1, s2 = np.ones(len(block)) @ block, np.einsum("ij,ij->j", block, block)
+            continue
+        np.minimum(lo, block.min(axis=0), out=lo)  # NaN propagates, as in X.min(axis=0)
+        np.maximum(hi, block.max(axis=0), out=hi)
+        if sums:
+            s1 += np.ones(len(block)) @ block
+            s2 += np.einsum("ij,ij->j", block, block)
+    return (lo, hi, s1, s2) if sums else (lo, hi)

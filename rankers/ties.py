@@ -99,18 +99,24 @@ def tie_groups(
     if x.ndim != 1:
         x = x.ravel()
     n = x.size
-    key = -x if descending else x
-    order = np.argsort(key, kind="stable")  # exact ties by lower index; NaN last
+    # exact ties by lower index; NaN last
+    order = np.argsort(-x if descending else x, kind="stable")
     if n < 2:
         return order, np.zeros(n, dtype=np.intp)
-    ks = key[order]  # non-decreasing: the best first
     # in "larger is better" terms: v non-increasing, b tied with leader a iff b >= thr(a)
-    v = -ks
+    v = x[order]
+    if not descending:
+        np.negative(v, out=v)
     finite = np.isfinite(v)
     with np.errstate(invalid="ignore"):
         # a gap no leader bridges: the next value is below the threshold of the previous,
-        # so below the threshold of every value before it (the threshold grows with a)
-        gap = ~(v[1:] >= tie_threshold(v[:-1], rtol))
+        # so below the threshold of every value before it (the threshold grows with a);
+        # tie_threshold's rule without its temporaries (NaN: a gap either way, see below)
+        thr = v[:-1] * (1.0 - rtol)
+        below = v[:-1] < 0
+        thr[below] = v[:-1][below] / (1.0 - rtol)
+        gap = ~(v[1:] >= thr)
+        del thr, below
     gap |= ~(finite[1:] & finite[:-1]) & ~(v[1:] == v[:-1])  # inf with inf only; NaN alone
     gap |= np.isnan(v[1:])
     new = np.concatenate([[True], gap])
@@ -118,8 +124,16 @@ def tie_groups(
         return order, np.arange(n, dtype=np.intp)
     _split_chains(v, new, rtol)
     group = np.cumsum(new, dtype=np.intp) - 1
-    # inside a group the lower index first
-    return order[np.lexsort((order, group))], group
+    # inside a group the lower index first: the stable sort put exact ties so already, so
+    # only the groups holding a near-tie out of index order are sorted again
+    unsorted = ~new[1:] & (order[1:] < order[:-1])
+    if unsorted.any():
+        redo = np.zeros(int(group[-1]) + 1, dtype=bool)
+        redo[group[1:][unsorted]] = True
+        at = np.flatnonzero(redo[group])  # whole groups, each a run of positions
+        members = order[at]
+        order[at] = members[np.lexsort((members, group[at]))]
+    return order, group
 
 
 def _split_chains(v: np.ndarray, new: np.ndarray, rtol: float) -> None:

@@ -101,14 +101,18 @@ def _class_moments(X, y: np.ndarray, top: np.ndarray | None = None):
 def _dense_moments(X: np.ndarray, y: np.ndarray, counts: np.ndarray, top: np.ndarray):
     m, n = X.shape
     n_classes = counts.size
-    order = np.argsort(y, kind="stable")  # the rows of each class together
+    # the rows of each class together; data sets often come grouped by class already,
+    # and then the blocks are views of X, not copies
+    grouped = bool((y[1:] >= y[:-1]).all())
+    order = None if grouped else np.argsort(y, kind="stable")
     bounds = np.concatenate([[0], np.cumsum(counts.astype(np.intp))])
     means = np.zeros((n_classes, n))
     per_class = np.zeros((n_classes, n))
     width = _chunk_width(m)
     for j in range(0, n, width):
         cols = slice(j, min(j + width, n))
-        block = X[order, cols]  # a copy of one block of columns, rows grouped by class
+        # one block of columns, rows grouped by class (a copy unless they were already)
+        block = X[:, cols] if order is None else X[order, cols]
         if not (top[cols].min() >= _SAFE[0] and top[cols].max() <= _SAFE[1]):
             # squares could under- or overflow: scale (exactly) near 1; otherwise the
             # numbers are the same, scaled or not

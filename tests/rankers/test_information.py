@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -255,3 +257,61 @@ def test_heavily_tied_extreme_value_keeps_its_own_bin():
     p1 = 11 / 106
     h = -(p1 * np.log2(p1) + (1 - p1) * np.log2(1 - p1))
     assert ig[0] == pytest.approx(h)  # the tied maximum alone identifies class 1
+
+
+@pytest.mark.parametrize("kind", ["normal", "counts", "few_values", "mostly_zeros", "near_ties"])
+@pytest.mark.parametrize("seed", range(4))
+def test_binned_tables_equal_the_tables_of_the_codes(kind, seed):
+    # the rankers count (bin, class) pairs in each column's sorted order; the tables must be
+    # those of discretise's codes, count for count (ties, discrete columns, near-ties)
+    from rankers.supervised.information import _binned_contingency, _contingency, discretise
+
+    rng = np.random.default_rng(seed)
+    m, w = int(rng.integers(12, 70)), int(rng.integers(2, 30))
+    X = {
+        "normal": lambda: rng.normal(size=(m, w)),
+        "counts": lambda: rng.poisson(2.0, size=(m, w)).astype(float),
+        "few_values": lambda: rng.integers(0, 4, size=(m, w)) * 1e-3,
+        "mostly_zeros": lambda: rng.normal(size=(m, w)) * (rng.random((m, w)) < 0.3),
+        "near_ties": lambda: np.round(rng.normal(size=(m, w)), 1) + 1e-13 * rng.normal(size=(m, w)),
+    }[kind]()
+    y = rng.integers(0, 3, size=m)
+    for n_bins in (2, 5, 10):
+        np.testing.assert_array_equal(
+            _binned_contingency(X, y, n_bins), _contingency(discretise(X, n_bins), y)
+        )
+
+
+def test_chi2_sklearn_mode_two_classes_equals_sklearn():
+    # two classes: the p-values come from erfc, not scikit-learn's chdtrc; the same numbers
+    rng = np.random.default_rng(7)
+    y = np.repeat([0, 1], 40)
+    X = rng.poisson(lam=3.0, size=(80, 60)).astype(float)
+    X[:, :6] += 8 * y[:, None]  # p-values far in the tail
+    est = Chi2Ranker(method="sklearn").fit(X, y)
+    stat, pval = sklearn_chi2(X, y)
+    np.testing.assert_allclose(est.scores_, stat, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(est.pvalues_, pval, rtol=1e-12, atol=0)
+    assert est.pvalues_.min() < 1e-20
+
+
+def test_chi2_sklearn_mode_keeps_sparse_input_sparse():
+    import scipy.sparse as sp
+
+    from rankers.tags import ranker_tags
+
+    rng = np.random.default_rng(3)
+    y = np.repeat([0, 1, 2], 20)
+    X = rng.poisson(0.4, size=(60, 30)).astype(float)
+    X[:, 0] += y
+    dense = Chi2Ranker(method="sklearn").fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # densifying would warn
+        sparse = Chi2Ranker(method="sklearn").fit(sp.csr_matrix(X), y)
+    np.testing.assert_allclose(sparse.scores_, dense.scores_, rtol=1e-13)
+    np.testing.assert_allclose(sparse.pvalues_, dense.pvalues_, rtol=1e-12)
+    np.testing.assert_array_equal(sparse.ranking_, dense.ranking_)
+    assert ranker_tags(Chi2Ranker(method="sklearn")).accepts_sparse
+    assert not ranker_tags(Chi2Ranker()).accepts_sparse  # the tables sort every column
+    with pytest.warns(UserWarning, match="dense"):
+        Chi2Ranker().fit(sp.csr_matrix(X), y)

@@ -52,6 +52,51 @@ def test_ties_do_not_chain():
     assert order.tolist() == [3, 4, 1, 2, 0]
 
 
+def _groups_written_out(values, descending=True):
+    """The module's rule step by step: sort, walk the leaders, then index order inside."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v if descending else -v
+    by_value = sorted(range(v.size), key=lambda i: (-v[i], i))
+    groups, leader = [], None
+    for i in by_value:
+        a = v[i]
+        if leader is None or not (a >= tie_threshold(leader)):
+            groups.append([])
+            leader = a
+        groups[-1].append(i)
+    order = [i for g in groups for i in sorted(g)]
+    group = [k for k, g in enumerate(groups) for _ in g]
+    return order, group
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("descending", [True, False])
+def test_groups_equal_the_rule_written_out(seed, descending):
+    # clusters of exact ties and of near-ties in any index order, a few values apart, both
+    # signs and zeros: only the groups holding near-ties out of index order are re-sorted
+    rng = np.random.default_rng(seed)
+    centres = rng.choice([-3.0, -1e-3, 0.0, 1e-3, 0.25, 7.0], size=60)
+    x = centres * (1.0 + rng.choice([0.0, 0.0, 1e-12, -1e-12, 3e-10, 1e-6], size=60))
+    order, group = tie_groups(x, descending=descending)
+    want_order, want_group = _groups_written_out(x, descending)
+    assert order.tolist() == want_order
+    assert group.tolist() == want_group
+
+
+def test_constant_features_come_after_informative_ones_they_tie_with():
+    # column 3's class means are equal: F = 0, the constant columns' score, exactly; in
+    # that group the informative column comes first, then the constant ones by index
+    y = np.tile([0, 0, 1, 1], 5)
+    x = np.tile([0.0, 1.0, 0.0, 1.0], 5)
+    X = np.column_stack([np.ones(20), np.arange(20.0), np.ones(20), x, np.arange(20.0) % 3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = rankers.get("anova_f").fit(X, y)
+    assert est.constant_features_.tolist() == [True, False, True, False, False]
+    assert est.scores_[[0, 2, 3]].tolist() == [0.0, 0.0, 0.0]
+    assert est.ranking_.tolist()[-3:] == [3, 0, 2]
+
+
 def test_the_rule_never_changes_a_value():
     x = np.array([2.0, 2.0 + 1e-15, 0.5])
     before = x.copy()
