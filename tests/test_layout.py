@@ -23,9 +23,6 @@ PACKAGES = ("rankers", "aggregation", "moweights")
 #: flat tests that belong in a subpackage's folder and have not moved yet (other work was
 #: editing them when the tests moved, issue 38 item 4): move one, then delete its line here
 PENDING = {
-    "rankers/test_information.py",  # rankers/supervised/information.py
-    "rankers/test_univariate.py",  # rankers/supervised/univariate.py
-    "rankers/test_variance.py",  # rankers/unsupervised/variance.py
     "moweights/test_criteria.py",  # moweights/weighting/criteria.py
     "moweights/test_nsga2.py",  # moweights/weighting/nsga2.py
     "moweights/test_weighting.py",  # moweights/weighting/
