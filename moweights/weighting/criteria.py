@@ -292,7 +292,7 @@ class Criteria:
         individuals at a time, so that the arrays stay in the processor's cache (the
         block depends only on the number of pairs: the same data give the same blocks).
         The value agrees with the direct formula in double precision to about 1e-6
-        relative (``tests/moweights/test_criteria.py`` checks both by hand).
+        relative (``tests/moweights/weighting/test_criteria.py`` checks both by hand).
         """
         u_low, u_high, eps, one, ln2 = _entropy_constants(self._dtype)
         w2 = np.square(np.atleast_2d(W)).astype(self._dtype)

@@ -17,7 +17,7 @@ binary tournament (vectorised), the mating loop that refills duplicates, surviva
 
 Every random number is drawn from the same generator, in the same order and by the same
 calls as pymoo 0.6's ``minimize(problem, NSGA2(...), termination, seed=seed)``, so the
-same seed gives the same Pareto set, bit for bit (``tests/moweights/test_nsga2.py``
+same seed gives the same Pareto set, bit for bit (``tests/moweights/weighting/test_nsga2.py``
 compares each operator with pymoo's function and whole searches with pymoo's loop on
 many settings; ``test_weighting_pinned.py`` pins fronts computed with pymoo's loop;
 ``benchmarks/bench_weighting_demo.py`` measures the bookkeeping). Terminations other
@@ -83,7 +83,7 @@ class _Operators:
     ``DefaultDuplicateElimination`` objects as ``NSGA2`` builds them; :func:`_sbx`,
     :func:`_pm` and :func:`_crowding` compute what pymoo's ``cross_sbx``, ``mut_pm`` and
     ``calc_crowding_distance`` compute, with the same draws and the same floating-point
-    operations element by element (``tests/moweights/test_nsga2.py`` compares them with
+    operations element by element (``tests/moweights/weighting/test_nsga2.py`` compares them with
     pymoo's functions, bit for bit).
     """
 
