@@ -31,6 +31,24 @@ if TYPE_CHECKING:  # pandas is imported where a table is printed: the scripts wh
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 #: BLAS and OpenMP on one thread: the environment of a child that measures CPU time
+#: the start of every script that runs PyPI's ``frane`` 0.1.0 in a child process: its
+#: ``normalize`` mended for new scipy (a vector instead of the scalar 0), X from argv[1];
+#: each benchmark appends its own timing body
+FRANE_PEER_PRELUDE = r"""
+import json, logging, resource, sys, time, tracemalloc
+import numpy as np
+import scipy, frane
+import frane.frane as ff
+
+def normalize(x, metric):  # 0.1.0's normalize with a vector for the scalar 0 (new scipy)
+    norm = metric(x, np.zeros_like(x))
+    return x / norm if 0.0 < norm < float("inf") else x
+
+ff.normalize = normalize
+logging.getLogger().setLevel(logging.WARNING)
+X = np.load(sys.argv[1])
+"""
+
 ONE_BLAS_THREAD = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
@@ -98,6 +116,26 @@ def run_json_child(args: list[str], budget: float) -> dict:
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["?"])[-1][:160]}
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def module_at(commit: str, path: str, name: str) -> Any:
+    """The module ``path`` (repository-relative) as it was at ``commit``, imported from a
+    temporary copy under ``name`` (for a side-by-side run of old and new code)."""
+    import importlib.util
+    import tempfile
+
+    source = subprocess.run(
+        ["git", "-C", str(REPO), "show", f"{commit}:{path}"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    file = Path(tempfile.mkdtemp(prefix="moweights_old_")) / f"{name}.py"
+    file.write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(name, file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def cpu_seconds() -> float:

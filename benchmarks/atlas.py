@@ -114,16 +114,11 @@ AGGREGATES = ("mean_rank", "borda", "kemeny_top32", "generic_tol")
 ENSEMBLES = {"stacked_top3": 3, "stacked_auto": "auto"}
 
 
-def compute_cell(payload: dict) -> dict:
-    """Fit one ranker on one planted data set; precision/recall of the planted features."""
-    import resource
-
-    import rankers
+def planted_data(s: dict):
+    """The planted data set of a cell's settings (the same for its ranker and aggregates)."""
     from moweights.planted import make_planted
 
-    s = payload["settings"]
-    name = s.get("name", payload["ranker"])
-    data = make_planted(
+    return make_planted(
         s["structure"],
         n_samples=s["n_samples"],
         n_features=s["n_features"],
@@ -131,6 +126,17 @@ def compute_cell(payload: dict) -> dict:
         standardize=s.get("standardize", True),
         random_state=s["seed"],
     )
+
+
+def compute_cell(payload: dict) -> dict:
+    """Fit one ranker on one planted data set; precision/recall of the planted features."""
+    import resource
+
+    import rankers
+
+    s = payload["settings"]
+    name = s.get("name", payload["ranker"])
+    data = planted_data(s)
     n_planted = int(data.truth.sum())
     k = max(1, min(round(s["k_factor"] * n_planted), data.X.shape[1]))
     if payload["ranker"] == "random":
@@ -290,18 +296,14 @@ def results_frame(records: list[dict]) -> pd.DataFrame:
         result = {k: v for k, v in rec["result"].items() if k not in ("order", "members")}
         if "members" in rec["result"]:
             result["members"] = " ".join(rec["result"]["members"])
-        rows.append(
-            {
-                "structure": s["structure"],
-                "informative": s["informative"],
-                "n_features": s["n_features"],
-                "n_samples": s["n_samples"],
-                "seed": s["seed"],
-                "ranker": rec["ranker"],
-                **result,
-            }
-        )
+        rows.append({**cell_columns(s, rec["ranker"]), **result})
     return pd.DataFrame(rows + aggregate_rows(records))
+
+
+def cell_columns(s: dict, ranker: str) -> dict:
+    """The columns that name a cell of ``atlas.csv``: its grid point and the ranker."""
+    keys = ("structure", "informative", "n_features", "n_samples", "seed")
+    return {**{key: s[key] for key in keys}, "ranker": ranker}
 
 
 def _members_of(structure: str, table: pd.DataFrame) -> set[str]:
@@ -322,7 +324,6 @@ def aggregate_rows(records: list[dict]) -> list[dict]:
     that data set (``n_members`` says how many)."""
     import rankers
     from aggregation.ranking import Ranking
-    from moweights.planted import make_planted
 
     table = rankers.available()
     by_set: dict[str, list[dict]] = {}
@@ -336,14 +337,7 @@ def aggregate_rows(records: list[dict]) -> list[dict]:
         recs = sorted((r for r in recs if r["ranker"] in members), key=lambda r: r["ranker"])
         if len(recs) < 2:
             continue
-        data = make_planted(
-            s["structure"],
-            n_samples=s["n_samples"],
-            n_features=s["n_features"],
-            informative=s["informative"],
-            standardize=s.get("standardize", True),
-            random_state=s["seed"],
-        )
+        data = planted_data(s)
         names = list(data.X.columns)
         n = len(names)
         rankings = []
@@ -358,12 +352,7 @@ def aggregate_rows(records: list[dict]) -> list[dict]:
             precision, recall = data.recovery([names[i] for i in order], k)
             rows.append(
                 {
-                    "structure": s["structure"],
-                    "informative": s["informative"],
-                    "n_features": s["n_features"],
-                    "n_samples": s["n_samples"],
-                    "seed": s["seed"],
-                    "ranker": name,
+                    **cell_columns(s, name),
                     "precision": precision,
                     "recall": recall,
                     "k": k,

@@ -36,13 +36,11 @@ its best in every row, fix the thresholds for the run:
 from __future__ import annotations
 
 import argparse
-import gc
-import tracemalloc
 import warnings
 
 import numpy as np
 import pandas as pd
-from _common import cpu_call
+from _common import cpu_call, traced_call
 from scipy import stats
 from sklearn.feature_selection import VarianceThreshold, chi2, f_classif
 
@@ -53,14 +51,7 @@ FILTERS = ["variance", "anova_f", "t_test", "fisher_score", "chi2"]
 
 
 def _peak_mb(fn) -> float:
-    gc.collect()
-    tracemalloc.start()
-    try:
-        fn()
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return peak / 2**20
+    return traced_call(fn)[1]  # the shared helper (times the same call: harmless here)
 
 
 def _data(m: int, n: int, seed: int = 0, counts: bool = False):

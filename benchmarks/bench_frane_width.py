@@ -40,31 +40,28 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from _common import cpu_seconds, make_clusters, rows_markdown, run_json_child
+from _common import (
+    FRANE_PEER_PRELUDE,
+    cpu_seconds,
+    make_clusters,
+    module_at,
+    rows_markdown,
+    run_json_child,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 OLD_COMMIT = "9b10018"
 
-_PEER = r"""
-import json, logging, resource, sys, time
-import numpy as np
-import frane
-import frane.frane as ff
-
-def normalize(x, metric):  # 0.1.0's normalize with a vector for the scalar 0 (new scipy)
-    norm = metric(x, np.zeros_like(x))
-    return x / norm if 0.0 < norm < float("inf") else x
-
-ff.normalize = normalize
-logging.getLogger().setLevel(logging.WARNING)
-X = np.load(sys.argv[1])
-start = time.process_time()
+_PEER = (
+    FRANE_PEER_PRELUDE
+    + r"""start = time.process_time()
 scores = frane.FRANe(metric="correlation").fit(X.copy()).feature_importances_
 seconds = time.process_time() - start
 np.save(sys.argv[2], np.asarray(scores, dtype=float))
 print(json.dumps({"seconds": seconds,
                   "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
+)
 
 
 def floor(X: np.ndarray) -> np.ndarray:
@@ -86,20 +83,7 @@ def floor(X: np.ndarray) -> np.ndarray:
 
 
 def _old_module():
-    source = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{OLD_COMMIT}:rankers/unsupervised/frane.py"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    path = Path(tempfile.mkdtemp()) / "frane_old.py"
-    path.write_text(source)
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("frane_old", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return module_at(OLD_COMMIT, "rankers/unsupervised/frane.py", "frane_old")
 
 
 def run_cell(impl: str, m: int, n: int, similarity: str, ranking_file: str) -> dict:

@@ -30,9 +30,7 @@ import gc
 import importlib.util
 import os
 import platform
-import subprocess
 import sys
-import tempfile
 import tracemalloc
 from pathlib import Path
 
@@ -40,7 +38,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 import pandas as pd
-from _common import SHARED_DATA, cpu_seconds, load_skfeature, print_table
+from _common import SHARED_DATA, cpu_seconds, load_skfeature, module_at, print_table
 from scipy.stats import spearmanr
 from threadpoolctl import threadpool_limits
 
@@ -76,18 +74,7 @@ QUICK_SHAPES = {
 def old_class(name: str):
     """The ranker class as it was at ``OLD_COMMIT``."""
     path, cls, *_ = RANKERS[name]
-    source = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{OLD_COMMIT}:{path}"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    folder = Path(tempfile.mkdtemp(prefix="bench_width_"))
-    file = folder / f"_old_{name}.py"
-    file.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(f"_old_{name}", file)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = module_at(OLD_COMMIT, path, f"_old_{name}")
     return getattr(module, cls)
 
 

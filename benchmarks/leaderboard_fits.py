@@ -86,18 +86,15 @@ class Dataset:
 
 
 def list_datasets(data_dir: Path = DATA_DIR) -> tuple[list[Dataset], list[str]]:
-    """The present data sets of ``data_dir``'s MANIFEST.csv (smallest first), and the missing."""
-    manifest = pd.read_csv(data_dir / "MANIFEST.csv", dtype={"file": str}, keep_default_na=False)
-    present, missing = [], []
-    for row in manifest.itertuples(index=False):
-        path = data_dir / row.file if row.file else None
-        if path is None or not path.is_file():
-            missing.append(row.name)
-            continue
-        present.append(
-            Dataset(row.name, path, row.n_samples, row.n_features, row.n_classes, row.sha256)
-        )
-    return sorted(present, key=lambda d: d.n_samples * d.n_features), missing
+    """The present data sets of ``data_dir``'s MANIFEST.csv (smallest first), and the missing
+    (the harness's reading of the manifest, ``_protocol.list_datasets``)."""
+    from _protocol import list_datasets as read_manifest
+
+    present, missing = read_manifest(data_dir)
+    return [
+        Dataset(d.name, Path(d.path), d.n_samples, d.n_features, d.n_classes, d.sha256)
+        for d in present
+    ], missing
 
 
 def load(dataset: Dataset) -> tuple[np.ndarray, np.ndarray]:

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _common import make_clusters, measure
+from _common import FRANE_PEER_PRELUDE, make_clusters, measure
 from _protocol import (
     Cell,
     add_run_arguments,
@@ -67,20 +67,9 @@ PEERS = {
     "frane 0.1.0": ("frane", {"similarity": "correlation"}, None),
 }
 
-_FRANE_PEER = r"""
-import json, logging, sys, time, tracemalloc
-import numpy as np
-import frane
-import frane.frane as ff
-
-def normalize(x, metric):  # 0.1.0's normalize with a vector for the scalar 0 (new scipy)
-    norm = metric(x, np.zeros_like(x))
-    return x / norm if 0.0 < norm < float("inf") else x
-
-ff.normalize = normalize
-logging.getLogger().setLevel(logging.WARNING)
-X = np.load(sys.argv[1])
-best = float("inf")
+_FRANE_PEER = (
+    FRANE_PEER_PRELUDE
+    + r"""best = float("inf")
 for _ in range(int(sys.argv[3])):
     start = time.perf_counter()
     scores = frane.FRANe(metric="correlation").fit(X.copy()).feature_importances_
@@ -92,6 +81,7 @@ tracemalloc.stop()
 np.save(sys.argv[2], np.asarray(scores, dtype=float))
 print(json.dumps({"seconds": best, "peak_mb": peak}))
 """
+)
 
 
 def _order_to_scores(order) -> np.ndarray:

@@ -42,24 +42,13 @@ import numpy as np
 from scipy.stats import kendalltau, spearmanr
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import load_skfeature, measure, print_table
+from _common import FRANE_PEER_PRELUDE, load_skfeature, measure, print_table
 
 from rankers.unsupervised.frane import FRANeRanker
 
-_PEER = r"""
-import json, logging, sys, time
-import numpy as np
-import scipy, frane
-import frane.frane as ff
-
-def normalize(x, metric):  # frane 0.1.0's normalize, with a vector instead of the scalar 0
-    norm = metric(x, np.zeros_like(x))
-    return x / norm if 0.0 < norm < float("inf") else x
-
-ff.normalize = normalize
-logging.getLogger().setLevel(logging.WARNING)
-X = np.load(sys.argv[1])
-start = time.perf_counter()
+_PEER = (
+    FRANE_PEER_PRELUDE
+    + r"""start = time.perf_counter()
 est = frane.FRANe(metric=sys.argv[2]).fit(X.copy())
 seconds = time.perf_counter() - start
 np.save(sys.argv[3], np.asarray(est.feature_importances_, dtype=float))
@@ -67,6 +56,7 @@ print(json.dumps({"seconds": seconds, "python": sys.version.split()[0],
                   "numpy": np.__version__, "scipy": scipy.__version__,
                   "frane": frane.__version__}))
 """
+)
 
 
 def _synthetic(m: int, n: int, seed: int = 0) -> np.ndarray:
