@@ -68,10 +68,14 @@ def choose_members(
     if n_members != "auto":
         return order[: int(n_members)]
     best = scores[order[0]]
+    # the bound is widened by a relative 1e-9 (the tie rule's tolerance), so a score on it
+    # up to the last bits is in on every machine
     if higher:
-        close = [m for m in order if scores[m] >= best - margin]
+        bound = best - margin
+        close = [m for m in order if scores[m] >= bound - 1e-9 * abs(bound)]
     else:
-        close = [m for m in order if scores[m] <= best * (1.0 + margin)]
+        bound = best * (1.0 + margin)
+        close = [m for m in order if scores[m] <= bound + 1e-9 * abs(bound)]
     return close[:AUTO_MAX_MEMBERS]
 
 
@@ -185,7 +189,11 @@ class StackedRanker(BaseRanker):
         # the choice and the mean rank move with a feature's units only through the members
         import rankers
 
-        return all(rankers.ranker_tags(est).feature_scale_invariant for _, est in self._members())
+        try:
+            members = self._members()
+        except InvalidParameterError:  # tags of an unfit, misconfigured instance: no claim
+            return False
+        return all(rankers.ranker_tags(est).feature_scale_invariant for _, est in members)
 
     def _members(self) -> list:
         import rankers

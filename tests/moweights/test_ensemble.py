@@ -102,3 +102,24 @@ def test_auto_ensemble_fits_and_names_its_members(planted):
     assert 1 <= len(ranker.members_) <= len(POOL)
     best = ranker.inner_scores_.max()
     assert (ranker.inner_scores_[ranker.members_] >= best - 0.02).all()
+
+
+@pytest.mark.parametrize("higher", [True, False])
+def test_a_score_on_the_auto_margin_is_in_whatever_its_last_bits(higher):
+    """A member exactly ``margin`` from the best, moved a few ulps either way, is chosen
+    every time: the bound carries the tie rule's tolerance, not the last bits."""
+    from moweights.ensemble import choose_members
+
+    best = 0.8 if higher else 2.0
+    edge = best - 0.02 if higher else best * 1.02
+    for steps in (-4, -1, 0, 1, 4):
+        nudged = edge + steps * np.spacing(edge)
+        scores = {"a": best, "b": nudged, "c": (0.5 if higher else 3.0)}
+        assert choose_members(scores, higher, "auto") == ["a", "b"], steps
+
+
+def test_the_tags_of_a_misconfigured_pool_make_no_claim():
+    est = StackedRanker(pool=["anova_f", "anova_f"])
+    assert rankers.ranker_tags(est).feature_scale_invariant is False
+    with pytest.raises(InvalidParameterError):
+        est.fit(np.random.default_rng(0).normal(size=(10, 3)), np.repeat([0, 1], 5))
