@@ -146,3 +146,37 @@ def test_the_shipped_atlas_recommends_the_ensemble_for_classes_where_it_is_safe(
     # without a target it is listed too, below the graph scores that recover clusters
     none = recommend(np.zeros((200, 200)), top=None).set_index("ranker")
     assert none.loc["stacked", "recovered"] < none.loc["spec", "recovered"]
+
+
+def test_the_shipped_atlas_holds_every_built_in_ranker_where_its_kind_applies():
+    """Issue 40's atlas holds every registered ranker: the unsupervised ones on every
+    structure (they read X only), the class rankers on the class structures, the regression
+    ones on the numeric-target structures, and the ensemble on class and no-target data."""
+    import rankers
+    from moweights.recommend import (
+        AGGREGATES,
+        REGRESSION,
+        SUPERVISED,
+        TARGET_KINDS,
+        UNSUPERVISED,
+    )
+
+    atlas = load_atlas()
+    table = rankers.available()
+    built_in = table[table["class"].str.startswith(("rankers.", "moweights."))]  # no plug-ins
+    assert len(built_in) >= 27
+    classes = (*SUPERVISED, "imbalanced")
+    where = {kind: set() for kind in table["target_kind"]}
+    for target, structures in (("classes", classes), ("regression", REGRESSION)):
+        for kind in TARGET_KINDS[target]:
+            where.setdefault(kind, set()).update(structures)
+    where["unsupervised"] = {*UNSUPERVISED, *classes, *REGRESSION}
+    missing = []
+    for name, kind in zip(built_in["name"], built_in["target_kind"], strict=True):
+        structures = where[kind] | (set(UNSUPERVISED) if name == "stacked" else set())
+        assert structures, name
+        for structure in sorted(structures):
+            if not ((atlas["ranker"] == name) & (atlas["structure"] == structure)).any():
+                missing.append((name, structure))
+    assert not missing, missing
+    assert {"random", *AGGREGATES} <= set(atlas["ranker"])
