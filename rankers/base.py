@@ -187,7 +187,7 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         if self._column_sums:
             lo, hi, self._column_s1, self._column_s2 = _column_extremes(Xc, sums=True)
         else:
-            lo, hi = _column_extremes(Xc)
+            lo, hi = self._column_pass(Xc, yc)
         self._column_lo, self._column_hi = lo, hi
         if not (np.isfinite(lo).all() and np.isfinite(hi).all()):  # NaN and inf reach them
             check_finite(Xc, X, names)
@@ -252,10 +252,14 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         # the sums are fit's scratch too: a fitted ranker keeps no per-column copies of them
         self.__dict__.pop("_column_s1", None)
         self.__dict__.pop("_column_s2", None)
+        self.__dict__.pop("_column_stats", None)
+        # the order _score may have sorted its scores in (tie_groups checks it, then skips
+        # its own sort); it is the scores' order only when no feature was set aside
+        hint = self.__dict__.pop("_score_order", None)
         self.scores_ = scores
         # near-equal scores are tied for the order only (rankers.ties), so the order is
         # the same on every machine; then informative before constant; then lower index
-        order, group = tie_groups(scores)  # by group, then lower index
+        order, group = tie_groups(scores, order=None if constant.any() else hint)
         if constant.any():  # informative before constant inside a group (a stable sort)
             order = order[np.argsort(2 * group + constant[order], kind="stable")]
         self.ranking_ = order
@@ -272,6 +276,18 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         None for unsupervised rankers, class codes 0..C-1 for classification and floats
         for regression (see ``task_`` when ``target_kind == "both"``).
         """
+
+    def _column_pass(self, X, y) -> tuple[np.ndarray, np.ndarray]:
+        """Hook: every column's smallest and largest value (a sparse matrix's zeros
+        included), from fit's one pass over the validated ``X`` (all columns).
+
+        A ranker whose statistics need a pass over ``X`` of their own may take them in
+        the same pass (one read of ``X``, not two) and keep them in ``_column_stats`` for
+        :meth:`_score` (``constant_features_`` says which columns it will see); fit
+        drops that attribute after scoring. ``y`` is the checked target (None for
+        unsupervised rankers). The default computes the extremes alone.
+        """
+        return _column_extremes(X)
 
     def _check_input(self, X) -> None:
         """Hook: ranker-specific checks of the whole validated ``X`` (all columns).

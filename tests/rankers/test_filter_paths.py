@@ -50,10 +50,13 @@ def test_sparse_input_gives_the_dense_numbers(name):
 
 @pytest.mark.parametrize("name", [*CLASS_TESTS, "variance"])
 def test_the_blocks_of_columns_give_the_whole_array_numbers(name):
-    # more columns than one block holds (1 MB / 8 bytes / 40 rows = 3,276): several blocks
+    # more columns than one block holds (4 MB / 8 bytes / 40 rows = 13,107): several blocks
+    from rankers.supervised.univariate import _chunk_width
+
+    n = 2 * _chunk_width(40) + 9
     rng = np.random.default_rng(1)
     y = np.repeat([0, 1], 20)
-    X = rng.normal(size=(40, 9000)) + 0.5 * y[:, None] * (np.arange(9000) % 7 == 0)
+    X = rng.normal(size=(40, n)) + 0.5 * y[:, None] * (np.arange(n) % 7 == 0)
     est = _fit(name, X, None if name == "variance" else y)
     if name == "variance":
         ref = X.var(axis=0)

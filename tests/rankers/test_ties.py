@@ -195,6 +195,33 @@ def test_order_and_ranks_survive_ulps(nudge, seed, heavy, sign):
     np.testing.assert_array_equal(order_desc(x), np.argsort(-x, kind="stable"))
 
 
+@settings(max_examples=50)
+@given(seed=st.integers(0, 2**32 - 1), sign=st.sampled_from([1, -1, 0]))
+def test_an_order_given_is_used_only_when_it_is_the_stable_sort(nudge, seed, sign):
+    # a ranker that sorted its scores hands the order to tie_groups; any order handed
+    # over (the stable sort, an unstable one, the reverse, a shuffle) gives the answer
+    # of tie_groups' own sort, before and after moving the values by a few ulps
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=12)
+    if sign:
+        base = sign * np.abs(base)
+    x = np.concatenate([base, base[rng.integers(0, 12, size=8)], [base[0] * (1 + 1e-12)]])
+    for values in (x, nudge(x, rng)):
+        for descending in (True, False):
+            expected = tie_groups(values, descending=descending)
+            key = -values if descending else values
+            stable = np.argsort(key, kind="stable")
+            unstable = np.argsort(key, kind="quicksort")
+            for order in (stable, unstable, stable[::-1], rng.permutation(x.size)):
+                got = tie_groups(values, descending=descending, order=order)
+                np.testing.assert_array_equal(got[0], expected[0])
+                np.testing.assert_array_equal(got[1], expected[1])
+    with_nan = np.array([1.0, np.nan, 0.5])
+    np.testing.assert_array_equal(
+        tie_groups(with_nan, order=np.array([1, 0, 2]))[0], tie_groups(with_nan)[0]
+    )
+
+
 # ------------------------------------------------------------------ every ranker
 def _quick(name):
     est = rankers.get(name)

@@ -19,6 +19,7 @@ from rankers.supervised.univariate import (
     TTestRanker,
     benjamini_hochberg,
 )
+from rankers.ties import TIE_RTOL
 
 pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
 
@@ -194,3 +195,100 @@ def test_rows_grouped_by_class_give_the_same_numbers(name):
     b = rankers.get(name).fit(X[grouped], y[grouped])
     np.testing.assert_array_equal(a.scores_, b.scores_)
     np.testing.assert_array_equal(a.pvalues_, b.pvalues_)
+
+
+# ------------------------------------------------------------ fit's one pass over X
+def _edge_data(n_classes, seed=5):
+    """Constant columns between informative ones, columns at 1e200 and 1e-200, rows not
+    grouped by class, a copy of a column and one a few ulps from another."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, size=70)
+    X = rng.normal(size=(70, 30)) + 0.7 * y[:, None] * (np.arange(30) % 4 == 0)
+    X[:, 3] = 2.5
+    X[:, 11] = 0.0
+    X[:, 7] = X[:, 6] * 1e200
+    X[:, 9] = X[:, 8] * 1e-200
+    X[:, 13] = X[:, 12]
+    X[:, 15] = X[:, 14] * (1.0 + 4 * np.finfo(float).eps)
+    return X, y
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("name", ["anova_f", "fisher_score", "t_test"])
+def test_the_moments_of_fits_pass_are_those_of_the_scored_columns(name, n_classes):
+    # fit reads X once for the columns' extremes and the class moments of every column;
+    # _score keeps the non-constant ones': the numbers are those of the class moments
+    # computed on the non-constant columns alone, to the last bit
+    from rankers.supervised.univariate import _class_moments
+
+    X, y = _edge_data(n_classes)
+    est = _quiet(lambda: rankers.get(name).fit(X, y))
+    keep = ~est.constant_features_
+    assert not keep[3] and not keep[11] and keep.sum() == 28
+    if name == "t_test" and n_classes > 2:  # one test per class: no shared moments
+        return
+    counts, means, within, per_class, between = _class_moments(X[:, keep], y)
+    floor = TIE_RTOL * (within + between)
+    if name == "fisher_score":
+        np.testing.assert_array_equal(est.scores_[keep], between / np.maximum(within, floor))
+    elif name == "anova_f":
+        m, C = len(y), n_classes
+        F = (between / (C - 1)) / (np.maximum(within, floor) / (m - C))
+        np.testing.assert_array_equal(est.scores_[keep], F)
+    else:
+        var = np.maximum(per_class / (counts[:, None] - 1.0), floor / (len(y) - 1.0))
+        t = (means[1] - means[0]) / np.sqrt(var[0] / counts[0] + var[1] / counts[1])
+        np.testing.assert_array_equal(est.t_[keep], t)
+    # the copies tie, the lower index first
+    pos = np.argsort(est.ranking_)
+    assert pos[12] < pos[13] and pos[14] < pos[15]
+
+
+@pytest.mark.parametrize("name", ["anova_f", "fisher_score", "t_test"])
+def test_q_values_and_ranking_from_the_scores_order_are_the_sorted_ones(name):
+    # the scores' order serves the q-values and the ranking (no second sort): both are
+    # what a sort of their own gives, with constant features and exact ties about
+    from rankers.ties import tie_groups
+
+    X, y = _edge_data(2, seed=6)
+    X = np.column_stack([X, X[:, :5]])  # exact ties of whole features
+    est = _quiet(lambda: rankers.get(name).fit(X, y))
+    np.testing.assert_array_equal(est.qvalues_, benjamini_hochberg(est.pvalues_))
+    order, group = tie_groups(est.scores_)
+    informative = ~est.constant_features_
+    expected = order[np.argsort(2 * group + ~informative[order], kind="stable")]
+    np.testing.assert_array_equal(est.ranking_, expected)
+
+
+@pytest.mark.parametrize("name", ["anova_f", "fisher_score", "t_test"])
+def test_near_tied_scores_keep_their_order_when_inputs_move_by_ulps(name, nudge):
+    # features equal up to a few ulps score within the tie tolerance of each other: their
+    # order is by index, before and after moving every input by a few ulps
+    rng = np.random.default_rng(8)
+    y = np.repeat([0, 1], 25)
+    base = rng.normal(size=(50, 6)) + 0.8 * y[:, None] * np.array([1, 1, 0, 0, 1, 0])
+    X = np.column_stack([base, base * (1 + 2 * np.finfo(float).eps), base[:, ::-1]])
+    expected = _quiet(lambda: rankers.get(name).fit(X, y))
+    pos = np.argsort(expected.ranking_)
+    assert all(pos[j] < pos[j + 6] for j in range(6))
+    for seed in range(4):
+        Xm = nudge(X, np.random.default_rng(seed))
+        moved = _quiet(lambda Xm=Xm: rankers.get(name).fit(Xm, y))
+        np.testing.assert_array_equal(moved.ranking_, expected.ranking_)
+        np.testing.assert_array_equal(moved.qvalues_, benjamini_hochberg(moved.pvalues_))
+
+
+@settings(max_examples=60)
+@given(
+    p=st.lists(st.sampled_from([0.0, 0.01, 0.2, 0.2, 0.5, 1.0]) | st.floats(0, 1), max_size=25),
+    seed=st.integers(0, 2**16),
+)
+def test_q_values_from_a_given_order_are_the_sorted_ones(p, seed):
+    # a caller's order is used only when it sorts p ascending: any order gives the
+    # q-values of a sort of their own, bit for bit (equal p-values share theirs)
+    p = np.array(p, dtype=float)
+    expected = benjamini_hochberg(p)
+    rng = np.random.default_rng(seed)
+    for order in (np.argsort(p, kind="stable"), np.argsort(-p, kind="stable"),
+                  rng.permutation(p.size), np.argsort(p)[::-1][::-1]):  # fmt: skip
+        np.testing.assert_array_equal(benjamini_hochberg(p, order), expected)
