@@ -1,8 +1,10 @@
 """Shared helpers of the benchmark scripts: timing, peak memory, tables, data access.
 
 Benchmarks compare against a baseline run side by side in the same process and print
-ratios; they never assert wall-clock limits. Scripts run as ``python benchmarks/x.py``
-find this module because their own folder is on ``sys.path``.
+ratios; they never assert wall-clock limits. Scripts run from the repository root as
+``python -m benchmarks.<folder>.<script>`` and import this module as
+``benchmarks._common``; a child process that runs a benchmark module gets the repository
+on its ``PYTHONPATH`` (:func:`child_env`).
 
 CPU time has two meanings here, each with one function: :func:`cpu_seconds` is this
 process's own CPU time (user + system, all its threads), :func:`cpu_seconds_children` that
@@ -102,11 +104,20 @@ def traced_call(fn: Callable[[], Any]) -> tuple[float, float]:
     return seconds, peak / 2**20
 
 
+def child_env(**extra: str) -> dict[str, str]:
+    """This process's environment with ``extra``, for a child that imports ``benchmarks``
+    (``python -m benchmarks.<folder>.<script>``, ``python -m benchmarks._protocol``): the
+    repository first on ``PYTHONPATH``, so the child finds the package whatever its
+    working folder."""
+    path = [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {**os.environ, **extra, "PYTHONPATH": os.pathsep.join(path)}
+
+
 def run_json_child(args: list[str], budget: float) -> dict:
     """Run ``args`` as a child on one BLAS thread within ``budget`` seconds and return the
     JSON object on its last line of output, or ``{"error": reason}`` (over the budget, or
     the last line of its stderr when it failed)."""
-    env = {**os.environ, **ONE_BLAS_THREAD, "PYTHONPATH": str(REPO)}
+    env = child_env(**ONE_BLAS_THREAD)
     try:
         done = subprocess.run(
             args, capture_output=True, text=True, timeout=budget, env=env, check=False

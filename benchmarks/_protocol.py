@@ -13,8 +13,9 @@ Cells run ``--n-jobs`` at a time through joblib (``--backend loky``, ``threading
 starts a local one). The child process is started by the joblib task, so the budget can
 end it (its whole process group) whatever the backend.
 
-Run as ``python benchmarks/_protocol.py --cell IN.json OUT.json`` it is that child: it
-imports the protocol script named in the cell and calls its ``compute_cell(payload)``.
+Run as ``python -m benchmarks._protocol --cell IN.json OUT.json`` it is that child: it
+imports the protocol script named in the cell (a module name, e.g.
+``benchmarks.protocols.unsupervised_protocol``) and calls its ``compute_cell(payload)``.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from benchmarks._common import child_env
 
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
@@ -377,7 +380,7 @@ def _json_default(value: Any):
 
 
 def _thread_env(threads: int | None) -> dict:
-    env = dict(os.environ)
+    env = child_env()
     if threads:
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = str(threads)
@@ -396,6 +399,9 @@ def run_in_child(
 ) -> dict:
     """Run ``script``'s ``compute_cell`` for ``cell`` in a child process under ``budget`` s.
 
+    ``script`` is the module name of a benchmark script (its ``__spec__.name``), or the
+    path of a one-off ``.py`` script.
+
     The child saves its finished parts in ``parts_dir`` (if given). Every record says how
     many parts the run started from (``parts_at_start``); a timed-out one also how many
     it left (``parts``) and how many of them it added (``parts_saved``).
@@ -410,7 +416,7 @@ def run_in_child(
         start = time.perf_counter()
         # a session of its own: on timeout the whole group (the cell's own children too) ends
         proc = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), "--cell", str(src), str(dst)],
+            [sys.executable, "-m", __spec__.name, "--cell", str(src), str(dst)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             env=_thread_env(threads),
@@ -443,6 +449,9 @@ def run_in_child(
 
 
 def _load_script(script: str):
+    """A benchmark module by its name, or a one-off script by its ``.py`` path."""
+    if not script.endswith(".py"):
+        return importlib.import_module(script)
     spec = importlib.util.spec_from_file_location("_protocol_cell_script", script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -467,14 +476,9 @@ def _child_main(src: str, dst: str) -> None:
     _write_json(Path(dst), _compute(_load_script(payload["script"]), payload))
 
 
-_INLINE_SCRIPTS: dict[str, Any] = {}
-
-
 def run_inline(cell: Cell, script: str, parts_dir: Path | None = None) -> dict:
     """Run ``script``'s ``compute_cell`` for ``cell`` in this process (no time budget)."""
-    module = _INLINE_SCRIPTS.get(script)
-    if module is None:
-        module = _INLINE_SCRIPTS[script] = _load_script(script)
+    module = _load_script(script)
     payload = _payload(cell, script, parts_dir)
     base = {"protocol": cell.protocol, "dataset": cell.dataset, "ranker": cell.ranker}
     base |= {"key": cell.key, "settings": cell.settings, "budget": None, "result": None}
@@ -494,10 +498,12 @@ def _backend(backend: str, scheduler: str | None, n_jobs: int):
     stack = contextlib.ExitStack()
     if scheduler:
         client = stack.enter_context(Client(scheduler))
-        # The tasks are this module's functions, and benchmarks/ is no package the scheduler
-        # and workers can import: Dask's upload_file puts this file on their path. (They
-        # still need the same Python packages, and the data at the same paths.)
-        client.upload_file(str(Path(__file__).resolve()))
+        # The tasks are this module's functions and the cells import the scripts, and the
+        # benchmarks package is not installed: Dask's upload_file puts a zip of it on the
+        # scheduler's and workers' path (the cells' children find it there through
+        # PYTHONPATH). They still need the same Python packages, and the data at the same
+        # paths.
+        client.upload_file(str(_package_zip(stack.enter_context(tempfile.TemporaryDirectory()))))
     else:  # tasks only wait on their child process: threads are enough
         cluster = stack.enter_context(
             LocalCluster(n_workers=1, threads_per_worker=n_jobs, processes=False)
@@ -505,6 +511,20 @@ def _backend(backend: str, scheduler: str | None, n_jobs: int):
         stack.enter_context(Client(cluster))
     stack.enter_context(parallel_config(backend="dask", n_jobs=n_jobs))
     return stack
+
+
+def _package_zip(folder: str | Path) -> Path:
+    """A zip of the ``benchmarks`` package's modules (not its results) in ``folder``."""
+    import zipfile
+
+    package = Path(__file__).resolve().parent
+    archive = Path(folder) / "benchmarks.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for path in sorted(package.rglob("*.py")):
+            rel = path.relative_to(package)
+            if rel.parts[0] != "results" and "__pycache__" not in rel.parts:
+                zf.write(path, (Path("benchmarks") / rel).as_posix())
+    return archive
 
 
 def run_cells(
@@ -797,10 +817,8 @@ def chosen_datasets(args: argparse.Namespace) -> tuple[list[Dataset], list[str]]
 
 
 def command_line(script: str, argv: list[str] | None) -> str:
-    """The command a protocol run records: ``python benchmarks/<script> <arguments>``."""
-    return f"python benchmarks/{Path(script).name} " + " ".join(
-        sys.argv[1:] if argv is None else argv
-    )
+    """The command a protocol run records: ``python -m <script> <arguments>``."""
+    return f"python -m {script} " + " ".join(sys.argv[1:] if argv is None else argv)
 
 
 def skipped_line(skipped: list[str], named: bool) -> str:

@@ -203,7 +203,7 @@ def _parser() -> argparse.ArgumentParser:
         help="which rankers the planted-structure atlas supports for a data file",
         description="Read a data file's shape (rows, features, a class target and its "
         "balance) and list the rankers that recovered the most planted features on the "
-        "atlas's data of the nearest shape (benchmarks/atlas.py), with the reason.",
+        "atlas's data of the nearest shape (benchmarks/protocols/atlas.py), with the reason.",
     )
     rec.add_argument("data", help="a data file (.csv, .tsv, .parquet, .mat, .h5ad)")
     who = rec.add_mutually_exclusive_group()

@@ -1,7 +1,7 @@
 """Seeded data with planted structure, and the ground truth of which features carry it.
 
 One generator for the structures our rankers claim to find, so that "which ranker when" is
-measured rather than argued (``benchmarks/atlas.py`` runs every ranker on a grid of them):
+measured rather than argued (``benchmarks/protocols/atlas.py`` runs every ranker on a grid of them):
 
 ==============  ============================================================  ==========
 structure       what the informative features hold                            target

@@ -94,7 +94,7 @@ class _GramQuadraticSVC(ClassifierMixin, BaseEstimator):
     C = 0.1 on ``K(x, z) = (x . z)^2``, here passed as a precomputed Gram matrix. libsvm
     evaluates its poly kernel one pair of samples at a time without BLAS; on wide subsets
     (thousands of features) that is most of an error curve's time, and the product is
-    about 10x faster at 20,000 features (``benchmarks/micro/bench_error_curve_svc.py``).
+    about 10x faster at 20,000 features (``benchmarks/speed/bench_error_curve_svc.py``).
     The kernel values differ from libsvm's only in rounding.
     """
 

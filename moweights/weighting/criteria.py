@@ -175,7 +175,7 @@ def peak_bytes(
     precision, 8 in double, plus the pair indices when all pairs are used) and, per block
     of individuals (:func:`entropy_block`), three (block × pairs) arrays.
     C1–C3 hold a few (samples × features) arrays. Measured with tracemalloc
-    (``benchmarks/bench_memory.py``, ``tests/rankers/test_memory.py``).
+    (``benchmarks/memory/bench_memory.py``, ``tests/rankers/test_memory.py``).
     """
     linear = 32.0 * m * n
     if "C4" not in needed:

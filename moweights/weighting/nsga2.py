@@ -20,7 +20,7 @@ calls as pymoo 0.6's ``minimize(problem, NSGA2(...), termination, seed=seed)``, 
 same seed gives the same Pareto set, bit for bit (``tests/moweights/weighting/test_nsga2.py``
 compares each operator with pymoo's function and whole searches with pymoo's loop on
 many settings; ``test_weighting_pinned.py`` pins fronts computed with pymoo's loop;
-``benchmarks/bench_weighting_demo.py`` measures the bookkeeping). Terminations other
+``benchmarks/speed/bench_weighting_demo.py`` measures the bookkeeping). Terminations other
 than a number of generations or of evaluations run pymoo's own loop (:func:`pymoo_nsga2`).
 """
 

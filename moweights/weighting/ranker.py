@@ -73,7 +73,7 @@ class MOWeighting(BaseRanker):
     all: the evaluations are spread over [0, 1]^n. Two parameters let cheap filter rankers
     guide it: ``seed_rankers`` starts the search from the filters' top sets, and
     ``preselect`` narrows it to the filters' best features
-    (``benchmarks/bench_weighting_width.py`` measures what they recover on planted data
+    (``benchmarks/speed/bench_weighting_width.py`` measures what they recover on planted data
     of 2,000 features). Up to 1,000 features (``width.AUTO_WIDTH``) the default is the
     paper's search over every weight; above it, ``preselect="auto"`` searches the 1,000
     best of the filters (``anova_f``, or ``laplacian`` for C4 alone) and says so in a

@@ -52,7 +52,7 @@ SLOW_SEARCH = 600.0
 #: multiply-adds per CPU second of one core (one BLAS thread), by criterion group:
 #: C1-C3 in double precision with the search's other work (200 x 5,000 and 200 x 20,000,
 #: 80 individuals), C4's pair products in single and double precision
-#: (benchmarks/bench_weighting_demo.py --rates measures them)
+#: (benchmarks/speed/bench_weighting_demo.py --rates measures them)
 _RATES = {"labels": 1.7e9, "single": 2e10, "double": 1e10}
 
 #: the largest share of the initial population that holds filter seeds (the rest is

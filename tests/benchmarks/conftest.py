@@ -1,8 +1,17 @@
-"""Shared fixtures of the benchmark scripts' tests."""
+"""Shared fixtures of the benchmark scripts' tests.
+
+``benchmarks`` is a package of the repository, not of the installed wheel (pyproject's
+package discovery leaves it out). ``python -m benchmarks.<folder>.<script>`` finds it
+because the repository root is the working folder, first on ``sys.path``; the tests find
+it the same way, with the root appended to ``sys.path`` (after the installed packages, so
+``rankers``, ``aggregation`` and ``moweights`` stay the installed ones). Processes the
+scripts spawn with multiprocessing inherit that path; those they start as
+``python -m ...`` get the root on ``PYTHONPATH`` (``benchmarks._common.child_env``).
+"""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -10,23 +19,12 @@ from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.append(str(REPO))
 
 
 @pytest.fixture
-def bench_script(monkeypatch) -> Callable[[str], ModuleType]:
-    """Load ``benchmarks/<relative path>`` as a module, its folder first on ``sys.path`` as
-    ``python benchmarks/<relative path>`` has it (the scripts import ``_common`` and
-    ``_protocol`` by name); ``sys.path`` is restored after the test (child processes the
-    scripts spawn need it while the test runs)."""
-    monkeypatch.setattr(sys, "path", list(sys.path))
-
-    def load(relative: str) -> ModuleType:
-        path = BENCH / relative
-        sys.path.insert(0, str(path.parent))
-        spec = importlib.util.spec_from_file_location(path.stem, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-
-    return load
+def bench_script() -> Callable[[str], ModuleType]:
+    """Import ``benchmarks.<name>`` (e.g. ``"protocols.atlas"``)."""
+    return lambda name: importlib.import_module(f"benchmarks.{name}")

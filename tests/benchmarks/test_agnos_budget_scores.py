@@ -1,4 +1,4 @@
-"""benchmarks/micro/agnos_budget_scores.py: budgets paired with the default by seed."""
+"""benchmarks/protocols/agnos_budget_scores.py: budgets paired with the default by seed."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def _write(root: Path, budget: str, seed: int, agnos: list[float], rand: list[fl
 
 
 def test_summary_pairs_each_budget_with_the_default_at_the_same_seed(bench_script, tmp_path):
-    m = bench_script("micro/agnos_budget_scores.py")
+    m = bench_script("protocols.agnos_budget_scores")
     rand = [1.0, 1.0, 1.0]
     for seed in (0, 1):
         _write(tmp_path, "default", seed, [0.8, 0.9 + 0.01 * seed, 1.2], rand)

@@ -1,31 +1,13 @@
-"""Smoke test of benchmarks/atlas.py: a tiny grid end to end, cells in child processes."""
+"""Smoke test of benchmarks/protocols/atlas.py: a tiny grid end to end, cells in children."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pandas as pd
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def _atlas():
-    saved = list(sys.path)
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location("atlas", BENCH / "atlas.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["atlas"] = module
-        spec.loader.exec_module(module)
-    finally:
-        sys.path[:] = saved
-    return module
+from benchmarks.protocols import atlas
 
 
 def test_tiny_grid_scores_resumes_and_writes(tmp_path):
-    atlas = _atlas()
     args = [
         "--quick",
         "--rankers",
@@ -57,7 +39,6 @@ def test_tiny_grid_scores_resumes_and_writes(tmp_path):
 
 
 def test_variants_skips_and_error_curves_in_process(tmp_path):
-    atlas = _atlas()
     args = [
         "--quick",
         "--rankers",
@@ -90,7 +71,6 @@ def test_variants_skips_and_error_curves_in_process(tmp_path):
 
 
 def test_aggregates_ensemble_and_regression_rows(tmp_path):
-    atlas = _atlas()
     args = ["--quick", "--rankers", "anova_f", "t_test", "rrelieff", "random_forest",
             "stacked_top3", "--structures", "shift", "linear", "--cache-dir",
             str(tmp_path / "cache"), "--backend", "inline", "--quiet"]  # fmt: skip
@@ -112,7 +92,6 @@ def test_aggregates_ensemble_and_regression_rows(tmp_path):
 
 
 def test_ship_lets_a_later_run_replace_a_shape_and_names_the_ensemble(tmp_path):
-    atlas = _atlas()
 
     def run(name, rows):
         folder = tmp_path / name

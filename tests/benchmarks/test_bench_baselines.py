@@ -1,4 +1,4 @@
-"""Smoke test of benchmarks/bench_baselines.py: every baseline against its peer, small data."""
+"""Smoke test of benchmarks/speed/bench_baselines.py: every baseline against its peer."""
 
 from __future__ import annotations
 
@@ -9,13 +9,11 @@ pytest.importorskip("skrebate", reason="needs the 'peers' extra: pip install '.[
 
 
 def test_quick_run_agrees_with_the_peers(tmp_path, capsys, bench_script):
-    # benchmarks/ (the fixture) and benchmarks/micro (the script) go on sys.path, and the
-    # peers' child processes (spawned) import from there too: kept for the test, restored
-    module = bench_script("bench_baselines.py")
+    module = bench_script("speed.bench_baselines")
     out = tmp_path / "baselines.md"
     module.main(["--quick", "--out", str(out)])
     text = out.read_text()
-    assert text.startswith("Command: `python benchmarks/bench_baselines.py --quick")
+    assert text.startswith("Command: `python -m benchmarks.speed.bench_baselines --quick")
     lines = [line for line in text.splitlines() if line.startswith("|")][2:]
     rows = {line.split("|")[1].strip(): line for line in lines}
     for method in ("spec", "mcfs", "mcfs lars", "laplacian", "relieff", "rrelieff", "svm_rfe"):

@@ -1,4 +1,4 @@
-"""Smoke test of benchmarks/bench_supervised_peers.py: the new rankers agree with peers."""
+"""Smoke test of benchmarks/speed/bench_supervised_peers.py: the new rankers agree with peers."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ pytest.importorskip("mrmr", reason="needs the 'peers' extra: pip install '.[peer
 
 
 def test_quick_run_agrees_with_the_peers(tmp_path, bench_script):
-    module = bench_script("bench_supervised_peers.py")
+    module = bench_script("speed.bench_supervised_peers")
     out = tmp_path / "peers.md"
     module.main(["--quick", "--out", str(out)])
     rows = [line.split("|") for line in out.read_text().splitlines() if line.startswith("| ")]
@@ -30,7 +30,7 @@ def test_an_order_that_differs_only_among_tied_scores_is_the_same_order(bench_sc
 
     import numpy as np
 
-    module = bench_script("bench_supervised_peers.py")
+    module = bench_script("speed.bench_supervised_peers")
     scores = np.array([3.0, 1.0, 2.0, 1.0 + 1e-13])  # features 1 and 3 tie by our rule
     fitted = SimpleNamespace(scores_=scores, ranking_=np.array([0, 2, 1, 3]))
     assert module.same_order(fitted, np.array([0, 2, 1, 3])) == "same order"

@@ -1,4 +1,4 @@
-"""benchmarks/micro/bench_tree_cells.py: a tree-ensemble cell's cost from a few trees."""
+"""benchmarks/protocols/bench_tree_cells.py: a tree-ensemble cell's cost from a few trees."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 @pytest.mark.parametrize("ranker", ["genie3", "rf_score"])
 def test_probe_extrapolates_a_few_trees_to_the_cells_thousand(bench_script, ranker):
-    m = bench_script("micro/bench_tree_cells.py")
+    m = bench_script("protocols.bench_tree_cells")
     X = np.random.default_rng(0).normal(size=(40, 6))
     X[X < 0.5] = 0.0  # mostly zeros, like the text sets
     row = m.probe("toy", X, ranker, n_trees=2, seed=0)

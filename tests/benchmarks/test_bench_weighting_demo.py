@@ -12,7 +12,7 @@ def test_the_three_loops_give_the_same_front_and_swap_back(bench_script, monkeyp
 
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.setenv(name, "1")  # the script sets them on import; restored after
-    m = bench_script("bench_weighting_demo.py")
+    m = bench_script("speed.bench_weighting_demo")
     calls = []
     pymoo_sbx = SBX._do
 

@@ -16,7 +16,7 @@ else:  # pragma: no cover
 
 def test_mcfs_floor_row_bounds_what_an_implementation_can_gain(bench_script):
     pytest.importorskip("skfeature", reason="needs the 'peers' extra: pip install '.[peers]'")
-    m = bench_script("micro/bench_spectral_cpu.py")
+    m = bench_script("speed.bench_spectral_cpu")
     rows = m.compare("blobs40x60", ["mcfs"], repeat=1)
     labels = [r["method"] for r in rows]
     # the whole path: min(n, m - 1) steps, every feature ranked
@@ -29,7 +29,7 @@ def test_mcfs_floor_row_bounds_what_an_implementation_can_gain(bench_script):
 
 
 def test_config_run_takes_the_classic_five_or_the_rankers_named(bench_script):
-    m = bench_script("bench_width_run.py")
+    m = bench_script("scale.bench_width_run")
     data, out = Path("/d/expression.csv"), Path("/d/results")
     classic = tomllib.loads(m.config_text(data, out, None))
     assert [r["name"] for r in classic["rankers"]] == [
@@ -52,7 +52,7 @@ def test_config_run_takes_the_classic_five_or_the_rankers_named(bench_script):
 
 
 def test_tax_runs_variance_against_the_read_csv_floor(bench_script, tmp_path, capsys):
-    m = bench_script("bench_width_run.py")
+    m = bench_script("scale.bench_width_run")
     config = tomllib.loads(m.TAX_CONFIG.format(data="/d/tax.csv"))
     assert [r["name"] for r in config["rankers"]] == ["variance"]
     assert config["evaluation"] == {"enabled": False}

@@ -15,6 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from benchmarks._common import child_env
+
 from .test_protocols_smoke import _common, data, proto  # noqa: F401 (fixtures)
 
 pytest.importorskip("distributed", reason="needs the 'dask' extra: pip install '.[dask]'")
@@ -23,8 +25,8 @@ pytest.importorskip("distributed", reason="needs the 'dask' extra: pip install '
 def _run(argv: list[str], timeout: float = 1800.0) -> None:
     """The protocol script in a process of its own, so a hung cluster cannot hang the test
     (about a minute on an idle machine; the bound is for a hang, not for a busy one)."""
-    script = Path(__file__).resolve().parents[2] / "benchmarks" / "unsupervised_protocol.py"
-    subprocess.run([sys.executable, str(script), *argv], check=True, timeout=timeout)
+    command = [sys.executable, "-m", "benchmarks.protocols.unsupervised_protocol", *argv]
+    subprocess.run(command, check=True, timeout=timeout, env=child_env())
 
 
 def _tables(out: Path) -> dict[str, pd.DataFrame]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,6 @@ import pytest
 # the harness writes its tables with pandas' to_markdown
 pytest.importorskip("tabulate", reason="needs the 'full' extra: pip install '.[full]'")
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 SUP = ["anova_f", "t_test", "chi2", "info_gain"]
 UNSUP = ["variance", "laplacian"]
 
@@ -43,12 +41,8 @@ def _write(folder: Path, name: str, X: np.ndarray, y: np.ndarray) -> dict:
 @pytest.fixture
 def lb(tmp_path, monkeypatch):
     """(fits module, scoring module, data dir) with a temporary cache and 3 folds."""
-    monkeypatch.syspath_prepend(str(BENCH))
-    for name in ("leaderboard", "leaderboard_fits"):
-        sys.modules.pop(name, None)
-    import leaderboard_fits as fits
-
-    import leaderboard
+    from benchmarks.protocols import leaderboard
+    from benchmarks.protocols import leaderboard_fits as fits
 
     monkeypatch.setattr(fits, "CACHE", tmp_path / "cache")
     monkeypatch.setattr(fits, "N_FOLDS", 3)
@@ -66,8 +60,6 @@ def lb(tmp_path, monkeypatch):
     ]
     pd.DataFrame(rows).to_csv(data / "MANIFEST.csv", index=False)
     yield fits, leaderboard, data
-    for name in ("leaderboard", "leaderboard_fits"):
-        sys.modules.pop(name, None)
 
 
 def _fit(fits, data, protocol="supervised", rankers=None):

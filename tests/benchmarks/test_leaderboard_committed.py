@@ -9,7 +9,6 @@ data, skipped without it).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -57,12 +56,8 @@ def test_the_supervised_board_holds_every_fitted_classification_ranker():
 
 @pytest.mark.skipif(not (DATA / "colon.mat").is_file(), reason="needs ../shared/data")
 def test_colon_fold_scores_re_derive_from_the_committed_orders(monkeypatch):
-    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
-    for name in ("leaderboard", "leaderboard_fits"):
-        sys.modules.pop(name, None)
-    import leaderboard_fits as fits
-
-    import leaderboard
+    from benchmarks.protocols import leaderboard
+    from benchmarks.protocols import leaderboard_fits as fits
 
     present, _ = fits.list_datasets(DATA)
     colon = next(d for d in present if d.name == "colon")
@@ -76,8 +71,6 @@ def test_colon_fold_scores_re_derive_from_the_committed_orders(monkeypatch):
         got = leaderboard.fold_scores("supervised", list(orders), X, y, folds)["bacc_1_64"]
         want = stored[stored["method"] == method].sort_values("fold")["bacc_1_64"].to_numpy()
         np.testing.assert_allclose(got, want, rtol=1e-5, err_msg=method)
-    for name in ("leaderboard", "leaderboard_fits"):
-        sys.modules.pop(name, None)
 
 
 def test_the_readme_quotes_the_boards():

@@ -1,4 +1,4 @@
-"""benchmarks/paper_orderings.py: the papers' stated orderings checked against our tables."""
+"""benchmarks/protocols/paper_orderings.py: the papers' stated orderings against our tables."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def _write(root, rel, table):
 
 
 def test_claims_follow_the_tables(tmp_path, rng):
-    po = _script("paper_orderings")
+    po = _script("protocols.paper_orderings")
     sets = [f"d{i}" for i in range(30)]
     # genie3 best everywhere, urelief second everywhere, the baselines after, in order
     methods = ["genie3", "urelief", "mcfs", "laplacian", "agnos_s", "ndfs", "spec"]
@@ -54,7 +54,7 @@ def test_claims_follow_the_tables(tmp_path, rng):
 
 
 def test_near_equal_values_share_a_win(nudge, rng):
-    po = _script("paper_orderings")
+    po = _script("protocols.paper_orderings")
     table = pd.DataFrame({"a": [1.0, 2.0], "b": [1.0, 3.0]})
     table["b"] = nudge(table[["b"]].to_numpy(), rng)[:, 0]
     wins = po._wins(table, higher_is_better=False)
@@ -62,7 +62,7 @@ def test_near_equal_values_share_a_win(nudge, rng):
 
 
 def test_a_shared_place_is_a_tie_not_an_agreement(tmp_path, rng):
-    po = _script("paper_orderings")
+    po = _script("protocols.paper_orderings")
     study = po.STUDIES[0]
     methods = list(study.methods)
     # genie3 and agnos_s swap the first two places on alternate data sets: both average

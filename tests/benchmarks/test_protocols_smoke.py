@@ -8,10 +8,10 @@ values against direct calls of the shared evaluation code, the cache and the bud
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -26,19 +26,8 @@ REAL_DATA = BENCH.parent.parent / "shared" / "data" / "skfeature"
 
 
 def _script(name: str):
-    """Import benchmarks/<name>.py as a module, leaving sys.path as it was."""
-    if name in sys.modules:
-        return sys.modules[name]
-    saved = list(sys.path)
-    sys.path.insert(0, str(BENCH))  # the scripts import _protocol and _common by name
-    try:
-        spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up there
-        spec.loader.exec_module(module)
-    finally:
-        sys.path[:] = saved
-    return module
+    """The benchmark module ``benchmarks.<name>`` (the package is imported by conftest.py)."""
+    return importlib.import_module(f"benchmarks.{name}")
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +76,7 @@ def _common(data, tmp_path, budget=BUDGET):
 
 
 def test_unsupervised_protocol_end_to_end_and_cache(data, tmp_path):
-    script = _script("unsupervised_protocol")
+    script = _script("protocols.unsupervised_protocol")
     out = tmp_path / "out"
     argv = [*_common(data, tmp_path), "--rankers", "variance", "--out", str(out)]
     first = script.main(argv)
@@ -139,7 +128,7 @@ def test_unsupervised_protocol_end_to_end_and_cache(data, tmp_path):
 
 
 def test_both_variants_come_from_one_set_of_rankings_and_share_the_cache(data, tmp_path):
-    script = _script("unsupervised_protocol")
+    script = _script("protocols.unsupervised_protocol")
     out = tmp_path / "out"
     argv = [*_common(data, tmp_path), "--rankers", "laplacian", "--out", str(out)]
     both = script.main([*argv, "--variant", "both"])
@@ -190,7 +179,7 @@ def _count_fits(monkeypatch, name: str) -> list:
 
 
 def test_a_cell_fits_each_ranker_once_per_fold(data, monkeypatch):
-    script = _script("unsupervised_protocol")
+    script = _script("protocols.unsupervised_protocol")
     d = _first_dataset(data)
     fits = _count_fits(monkeypatch, "variance")
     monkeypatch.setattr(script, "_RANKINGS", {})
@@ -202,7 +191,7 @@ def test_a_cell_fits_each_ranker_once_per_fold(data, monkeypatch):
 
 
 def test_cell_over_budget_is_recorded_as_timeout(data, proto, tmp_path):
-    script = _script("unsupervised_protocol")
+    script = _script("protocols.unsupervised_protocol")
     out = tmp_path / "out"
     # a child process cannot even import numpy in 0.05 s
     argv = [*_common(data, tmp_path, budget="0.05"), "--rankers", "variance", "--out", str(out)]
@@ -225,7 +214,7 @@ def test_cell_over_budget_is_recorded_as_timeout(data, proto, tmp_path):
 
 
 def test_supervised_protocol_end_to_end(data, tmp_path):
-    script = _script("supervised_protocol")
+    script = _script("protocols.supervised_protocol")
     out = tmp_path / "out"
     argv = [*_common(data, tmp_path), "--rankers", "info_gain", "--out", str(out)]
     script.main([*argv, "--grid", "geometric", "--n-random", "3", "--random-part", "2"])
@@ -265,7 +254,7 @@ def test_supervised_protocol_end_to_end(data, tmp_path):
 
 def test_supervised_random_parts_alone_then_with_the_rankers(data, tmp_path):
     """``--rankers`` with no names runs the random parts only; a later run reuses them."""
-    script = _script("supervised_protocol")
+    script = _script("protocols.supervised_protocol")
     argv = [*_common(data, tmp_path), "--grid", "geometric", "--n-random", "2"]
     argv += ["--random-part", "1", "--out", str(tmp_path / "out")]
     alone = script.main([*argv, "--rankers"])
@@ -281,7 +270,7 @@ def test_supervised_random_parts_alone_then_with_the_rankers(data, tmp_path):
 
 
 def test_speed_suite_small_shape(tmp_path):
-    script = _script("speed_suite")
+    script = _script("speed.speed_suite")
     out = tmp_path / "out"
     argv = ["--shapes", "small", "--rankers", "variance", "laplacian", "--quiet"]
     argv += ["--n-jobs", "2", "--backend", "threading"]
@@ -390,7 +379,7 @@ def test_code_fingerprint_follows_a_rankers_helper_modules(proto, tmp_path, monk
 @pytest.mark.filterwarnings("ignore:The least populated class:UserWarning")
 def test_supervised_folds_shrink_to_the_largest_class(tmp_path):
     """nci9's case: no class has 10 members, so 10-fold stratified CV cannot be asked for."""
-    script = _script("supervised_protocol")
+    script = _script("protocols.supervised_protocol")
     y = np.repeat(np.arange(1, 5), [9, 7, 3, 2])
     path = tmp_path / "small_classes.mat"
     savemat(path, {"X": np.zeros((y.size, 3)), "Y": y[:, None]})
@@ -410,8 +399,8 @@ def test_protocol_cells_follow_the_evaluation_modules_by_their_real_paths():
     import importlib.util
 
     for name, real in [
-        ("supervised_protocol", "aggregation.evaluation.error_curves"),
-        ("unsupervised_protocol", TOPK),
+        ("protocols.supervised_protocol", "aggregation.evaluation.error_curves"),
+        ("protocols.unsupervised_protocol", TOPK),
     ]:
         evaluation = _script(name)._EVALUATION
         assert real in evaluation, (name, evaluation)
@@ -421,7 +410,7 @@ def test_protocol_cells_follow_the_evaluation_modules_by_their_real_paths():
 
 
 def test_a_cell_resumes_from_the_folds_it_saved(data, monkeypatch, tmp_path):
-    script = _script("unsupervised_protocol")
+    script = _script("protocols.unsupervised_protocol")
     d = _first_dataset(data)
     settings = {"variants": script.VARIANTS, "folds": 3, "seed": 0, "n_random": 2, "params": {}}
     parts = tmp_path / "cell.parts"
@@ -447,7 +436,7 @@ def test_a_cell_resumes_from_the_folds_it_saved(data, monkeypatch, tmp_path):
 _RESUMING_SCRIPT = """
 import time
 import numpy as np
-from _protocol import load_part, save_part
+from benchmarks._protocol import load_part, save_part
 
 
 def compute_cell(payload):
@@ -513,7 +502,7 @@ def test_a_timed_out_cell_without_new_parts_stands(proto, tmp_path):
 def test_a_random_part_resumes_at_its_first_unscored_ranking(data, monkeypatch, tmp_path, quick):
     import aggregation.evaluation as evaluation
 
-    script = _script("supervised_protocol")
+    script = _script("protocols.supervised_protocol")
     d = _first_dataset(data)
     settings = {"folds": 2, "grid": "points:4", "seed": 0, "n_random": 4, "start": 2}
     payload = {"settings": settings, "path": d.path, "ranker": "random[2:6]"}

@@ -340,7 +340,8 @@ def test_quadratic_step_below_the_cap_runs_unchanged(name, monkeypatch):
 
 # row 7b: columns of extreme magnitudes side by side (1e300 next to 1e-300): no common
 # power of two holds both, so a ranker that rescales X as a whole names the columns it
-# would lose; one that is exact per column ranks them (found by benchmarks/bad_input_matrix.py)
+# would lose; one that is exact per column ranks them (found by
+# benchmarks/robustness/bad_input_matrix.py)
 @pytest.mark.parametrize("name", NAMES)
 def test_columns_of_opposite_extreme_magnitudes(name):
     X, y = _data()

@@ -203,7 +203,7 @@ def test_frane_estimate_never_falls_short_of_the_traced_peak(thresholds):
     # the streamed FRANe holds the condensed pairs plus a bounded work space (a similarity
     # tile, a chunk of filed pairs), which the estimate counts in full: at this small
     # width the work space dominates and the estimate errs on the safe side, by < 2x;
-    # benchmarks/bench_frane_width.py measures it at 20,000 features (2.3 GB)
+    # benchmarks/scale/bench_frane_width.py measures it at 20,000 features (2.3 GB)
     fit = _frane_fit(thresholds)
     estimate = {}
     peak = _traced_peak(lambda: estimate.setdefault("bytes", fit()))
@@ -212,7 +212,7 @@ def test_frane_estimate_never_falls_short_of_the_traced_peak(thresholds):
 
 @pytest.mark.parametrize("case", [_distance_rank_case, _spec_case, _weighting_case])
 def test_estimate_is_within_a_factor_1_5_of_the_traced_peak(case):
-    # tracemalloc sees NumPy's allocations (the n² arrays); benchmarks/bench_memory.py
+    # tracemalloc sees NumPy's allocations (the n² arrays); benchmarks/memory/bench_memory.py
     # checks the same at larger sizes, and the max RSS agrees with it
     fit, estimate = case()
     peak = _traced_peak(fit)

@@ -346,7 +346,7 @@ def _peak_bytes(m: int, n: int, similarity: str, n_edges: float) -> float:
     """Peak bytes of :meth:`FRANeRanker._score` on ``m x n`` data whose graphs use ``n_edges``
     of the ``n(n-1)/2`` pairs.
 
-    Measured with tracemalloc (``benchmarks/bench_memory.py``): the correlations hold
+    Measured with tracemalloc (``benchmarks/memory/bench_memory.py``): the correlations hold
     the Gram matrix and two condensed copies (24 bytes a pair; the distances 8); the
     edge lists hold the dissimilarities and, per edge, its endpoints, weight, sort keys
     and the CSR arrays of the largest graph (8 bytes a pair + 104 an edge); filing the

@@ -36,7 +36,7 @@ def pin_data(seed, m=60, n=40):
 
 
 def wide_data(m, n, seed=0):
-    """The benchmarks' data (benchmarks/speed_suite.py): 5 clusters in 20 features, noise."""
+    """The benchmarks' data (benchmarks/speed/speed_suite.py): 5 clusters in 20 features, noise."""
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 5, size=m)
     X = rng.normal(size=(m, n))

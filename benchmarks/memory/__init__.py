@@ -1,0 +1,1 @@
+"""Memory: the estimates that guard quadratic steps, and peak RSS (``benchmarks/README.md``)."""

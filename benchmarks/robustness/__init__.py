@@ -1,0 +1,1 @@
+"""Robustness: bad inputs and rankings with uncertainty (``benchmarks/README.md``)."""

@@ -1,0 +1,2 @@
+"""Scale: width, samples, single-cell sizes, Dask and the federation under load
+(``benchmarks/README.md``)."""

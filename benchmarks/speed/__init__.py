@@ -1,0 +1,1 @@
+"""Speed against peers, baselines and the plain-numpy floor (``benchmarks/README.md``)."""
