@@ -156,7 +156,6 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
 
     import aggregation.federated.flower as fl
-
     import rankers
     from aggregation.federated import rank_sites
 
