@@ -207,10 +207,9 @@ def load_skfeature(name: str) -> tuple[np.ndarray, np.ndarray] | None:
     path = SHARED_DATA / "skfeature" / f"{name}.mat"
     if not path.is_file():
         return None
-    from scipy.io import loadmat
+    from benchmarks._protocol import load_dataset
 
-    content = loadmat(path)
-    return np.asarray(content["X"], dtype=float), np.asarray(content["Y"]).ravel()
+    return load_dataset(path)
 
 
 def one_at_a_time_problem(criteria: Any, objectives: Any) -> Any:

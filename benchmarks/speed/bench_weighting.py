@@ -43,7 +43,9 @@ def per_generation(m, n, pop, repeat):
         slow = one_at_a_time_problem(crit, objectives)
         a = measure(lambda p=fast, W=W: p.evaluate(W), repeat=repeat, memory=False)
         b = measure(lambda p=slow, W=W: p.evaluate(W), repeat=repeat, memory=False)
-        np.testing.assert_allclose(a.result, b.result, rtol=1e-10)
+        # C4's entropies are float32 (criteria.ENTROPY_DTYPE): summed over a whole
+        # population or one individual at a time they may differ in the last float32 bit
+        np.testing.assert_allclose(a.result, b.result, rtol=4 * np.finfo(np.float32).eps)
         rows.append(
             {
                 "objectives": ",".join(spec),
