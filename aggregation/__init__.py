@@ -9,15 +9,17 @@
   bootstrap resamples) and what incompatible rankings still share.
 - :mod:`~aggregation.plots`: figures of rankings and of evaluation results.
 - :mod:`aggregation.federated`: rank each site where its data lives, aggregate the
-  rankings (in one process, or across machines with Flower).
+  rankings (in one process; across machines with Flower: :mod:`moweights.federated`).
 - :mod:`aggregation.evaluation`: top-k and error curves, clustering, statistics.
-- :mod:`aggregation.datafiles`: reading a user's data files (csv, tsv, parquet, .mat,
-  .h5ad, headers, genes as rows), for the sites and for moweights.
+
+:mod:`aggregation` computes on in-memory data only (frames, arrays, rankings): reading a
+user's data files lives in :mod:`moweights.datafiles`.
 
 Names are imported on first access (PEP 562), so ``import aggregation`` imports neither
 pandas, scipy nor scikit-learn. The old module paths (``aggregation.curves``,
-``error_curves``, ``clustering``, ``stats``, ``bayes``, ``flower``) still work until
-moweights 0.2.0, with a :class:`DeprecationWarning` naming the new one.
+``error_curves``, ``clustering``, ``stats``, ``bayes``) still work until moweights 0.2.0,
+with a :class:`DeprecationWarning` naming the new one; ``aggregation.flower`` is gone (the
+Flower apps are in :mod:`moweights.federated.flower`).
 """
 
 from __future__ import annotations
@@ -70,8 +72,8 @@ _EXPORTS = {
 _getattr, _dir, __all__ = attach(
     __name__,
     _EXPORTS,
-    submodules=("consensus", "datafiles", "plots"),
-    moved=("bayes", "clustering", "curves", "error_curves", "flower", "stats"),
+    submodules=("consensus", "plots"),
+    moved=("bayes", "clustering", "curves", "error_curves", "stats"),
 )
 
 

@@ -26,9 +26,10 @@ MODULES = {
     "rankers.unsupervised": "Unsupervised rankers",
     "aggregation.federated": "Per-site (federated) ranking",
     "aggregation.evaluation": "Evaluating rankings: curves, clustering, statistics",
-    "aggregation.datafiles": "Reading data files: csv, tsv, parquet, .mat, .h5ad",
     "aggregation": "Rankings and their combination",
     "moweights": "Config runs",
+    "moweights.federated": "Federated ranking of data files, and the Flower apps",
+    "moweights.datafiles": "Reading data files: csv, tsv, parquet, .mat, .h5ad",
     "moweights.datasets": "Data sets",
     "moweights.weighting": "NSGA-II feature weighting",
 }

@@ -8,6 +8,9 @@ Importing :mod:`moweights` is cheap: the names below are imported on first acces
 - :mod:`moweights.output` -- the run folder: files, tables, figures, the HTML report;
 - :mod:`moweights.weighting` -- the NSGA-II feature weighting (:class:`MOWeighting`);
 - :mod:`moweights.datasets`, :mod:`moweights.fetch` -- bundled, generated, downloaded data;
+- :mod:`moweights.datafiles` -- reading a user's data files (csv, tsv, parquet, .mat,
+  .h5ad, headers, genes as rows): the one place a data file is read;
+- :mod:`moweights.federated` -- per-site ranking of sites given by file, and the Flower apps;
 - :mod:`moweights.errors` -- the errors and warnings moweights raises;
 - :mod:`moweights.cli` -- the ``moweights`` command.
 """
@@ -29,7 +32,7 @@ _EXPORTS = {
 _getattr, _dir, __all__ = attach(
     __name__,
     _EXPORTS,
-    submodules=("cli", "datasets", "errors", "fetch", "output"),
+    submodules=("cli", "datafiles", "datasets", "errors", "federated", "fetch", "output"),
     moved=("cache", "h5ad", "lock", "render", "report", "schema"),
 )
 

@@ -1,5 +1,5 @@
 """Data: scikit-learn's bundled sets, files (csv, parquet, .mat, .h5ad, read by
-:mod:`aggregation.datafiles`), the papers' generators, the planted-structure generator and
+:mod:`moweights.datafiles`), the papers' generators, the planted-structure generator and
 the public benchmark sets (fetched, checked, cached)."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from aggregation import datafiles
 from aggregation.federated.sites import split_sites
 from aggregation.ranking import Ranking
+from moweights import datafiles
 from moweights.fetch import fetch_openml, fetch_pmlb, fetch_skfeature, missing_file_hint
 from moweights.planted import Planted, make_planted
 from rankers.exceptions import InvalidInputError
@@ -79,7 +79,7 @@ def load_builtin(name: str) -> tuple[pd.DataFrame, pd.Series]:
 def check_data_path(path) -> Path:
     """``path`` if it names a regular file; else the one-line error saying what it is.
 
-    :func:`aggregation.datafiles.check_data_path`, whose message for a missing file also
+    :func:`moweights.datafiles.check_data_path`, whose message for a missing file also
     names the command that downloads it when it is a known benchmark file
     (:func:`moweights.fetch.missing_file_hint`).
 
@@ -93,7 +93,7 @@ def check_data_path(path) -> Path:
 def read_columns(path) -> list[str]:
     """The column names of a data file, from its header only (a config check reads these).
 
-    :func:`aggregation.datafiles.read_columns` (see it for each format), after
+    :func:`moweights.datafiles.read_columns` (see it for each format), after
     :func:`check_data_path`.
 
     Raises
@@ -106,7 +106,7 @@ def read_columns(path) -> list[str]:
 
 def duplicate_columns(path) -> dict[str, int]:
     """Column names a csv/tsv file's header repeats, with how often: empty for other
-    formats (:func:`aggregation.datafiles.duplicate_columns`, after :func:`check_data_path`).
+    formats (:func:`moweights.datafiles.duplicate_columns`, after :func:`check_data_path`).
 
     Raises
     ------
@@ -121,7 +121,7 @@ def load_file(
 ) -> tuple[pd.DataFrame, pd.Series | None]:
     """Load a data table from csv / tsv (optionally gzipped), parquet, MATLAB .mat or AnnData.
 
-    :func:`aggregation.datafiles.read_data` (the one home of every format: see it for what
+    :func:`moweights.datafiles.read_data` (the one home of every format: see it for what
     each format holds and where its target is) after :func:`check_data_path`, whose message
     for a missing benchmark file names the command that downloads it.
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from aggregation.datafiles.matlab import read_mat
-from aggregation.datafiles.tables import read_table
+from moweights.datafiles.matlab import read_mat
+from moweights.datafiles.tables import read_table
 from moweights.errors import DataFetchError, InvalidParameterError
 
 __all__ = [

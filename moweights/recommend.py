@@ -1,6 +1,6 @@
 """Which ranker for this data set: the atlas's measurements for the nearest shape.
 
-``benchmarks/atlas.py`` fits every registered ranker on planted structures of many shapes
+``benchmarks/protocols/atlas.py`` fits every registered ranker on planted structures of many shapes
 and records how many planted features each one recovers. :func:`recommend` reads a data
 set's shape (samples, features, whether it has a class target and how balanced it is),
 picks the atlas cells of the structures that shape can hold and the nearest measured
@@ -12,7 +12,7 @@ at 200 features only), ``benchmarks/results/atlas/`` (200 x 1,000) and the 60- a
 800-sample cells of ``benchmarks/results/atlas_samples/`` (x 1,000; 17 fast rankers), the
 200 x 200 cells replaced by ``benchmarks/results/atlas_v3_200/`` (every registered ranker,
 the regression structures, the aggregates and the ensemble ``stacked``); written by
-``python benchmarks/atlas.py --ship RUN ...``.
+``python -m benchmarks.protocols.atlas --ship RUN ...``.
 ``atlas=`` takes another run's ``atlas.csv``.
 See the guide page "Which ranker when".
 """
@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from aggregation.datafiles.tables import read_table
+from moweights.datafiles.tables import read_table
 from rankers.exceptions import InvalidInputError
 from rankers.ties import order_desc
 
@@ -54,7 +54,7 @@ _COLUMNS = {"structure", "informative", "n_features", "n_samples", "ranker", "pr
 
 
 def load_atlas(path: str | Path | None = None) -> pd.DataFrame:
-    """The atlas results: one row per cell (``benchmarks/atlas.py``'s ``atlas.csv``).
+    """The atlas results: one row per cell (``benchmarks/protocols/atlas.py``'s ``atlas.csv``).
 
     Parameters
     ----------

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, settings
 
-from aggregation.federated.local import free_port, stop_process_groups
+from moweights.federated.local import free_port, stop_process_groups
 
 #: the repository's root (tests/ mirrors the package tree, so a test's own depth varies:
 #: reach README.md, docs/, examples/ and benchmarks/ through the ``repo`` fixture)

@@ -1,8 +1,10 @@
-"""The deprecated old module paths (``aggregation.stats``, ``moweights.cache``, ...).
+"""The deprecated old module paths (``aggregation.stats``, ``moweights.cache``, ...), and
+the removed ones.
 
-Each still serves its names until moweights 0.2.0, warns when imported -- naming its new
-home, which does hold every name, and the release that removes it, at the line that
-imported it -- and nothing in the repository imports one any more.
+Each deprecated path still serves its names until moweights 0.2.0, warns when imported --
+naming its new home, which does hold every name, and the release that removes it, at the
+line that imported it -- and nothing in the repository imports one any more. The removed
+paths import no more, and nothing in the repository names them either.
 """
 
 from __future__ import annotations
@@ -32,8 +34,6 @@ MOVED = (
     "aggregation.clustering",
     "aggregation.curves",
     "aggregation.error_curves",
-    "aggregation.federated.io",
-    "aggregation.flower",
     "aggregation.stats",
     "moweights.cache",
     "moweights.h5ad",
@@ -42,6 +42,18 @@ MOVED = (
     "moweights.report",
     "moweights.schema",
 )
+
+#: removed old paths -> where their names live now. They would have had to import upward
+#: once reading files left aggregation (docs/design.md, "Old paths warn, then go"), so they
+#: went at once (issue 38 item 1 allows removing an old path outright).
+REMOVED = {
+    "aggregation.datafiles": "moweights.datafiles",
+    "aggregation.federated.io": "moweights.datafiles",
+    "aggregation.federated.flower": "moweights.federated.flower",
+    "aggregation.federated.flower_app": "moweights.federated.flower_app",
+    "aggregation.federated.local": "moweights.federated.local",
+    "aggregation.flower": "moweights.federated.flower",
+}
 
 #: where the repository's own code, tests, scripts and docs live
 SCANNED = ("rankers", "aggregation", "moweights", "tests", "benchmarks", "examples", "docs")
@@ -117,28 +129,23 @@ def test_star_imports_and_dir_leave_the_old_paths_alone(package):
     assert out.stdout.split() == ["[]", "[]"]
 
 
-def test_old_flower_app_references_load_the_same_apps(monkeypatch):
-    pytest.importorskip(
-        "flwr", minversion="1.41", reason="needs the 'federated' extra: pip install '.[federated]'"
-    )
-    import aggregation.federated.flower as new
+@pytest.mark.parametrize(("old", "new"), REMOVED.items())
+def test_a_removed_path_imports_no_more_and_its_new_home_does(old, new):
+    with pytest.raises(ModuleNotFoundError, match=old.replace(".", r"\.")):
+        importlib.import_module(old)
+    parent, child = old.rsplit(".", 1)
+    with pytest.raises(AttributeError, match=f"has no attribute {child!r}"):
+        getattr(importlib.import_module(parent), child)
+    importlib.import_module(new)
+    assert not (REPO / f"{old.replace('.', '/')}.py").exists()
+    assert not (REPO / old.replace(".", "/")).exists()
 
-    _forget(monkeypatch, "aggregation.flower")
-    with pytest.warns(DeprecationWarning, match="aggregation.federated.flower"):
-        import aggregation.flower as old
 
-    assert old.server_app is new.server_app and old.client_app is new.client_app
-
-
-def test_the_federated_read_table_warns_and_is_the_readers_own(monkeypatch):
+def test_the_federated_read_table_is_gone_from_aggregation():
     import aggregation.federated
-    from aggregation.datafiles import read_table
 
-    _forget(monkeypatch, "aggregation.federated.io")
-    with pytest.warns(DeprecationWarning, match="aggregation.datafiles") as record:
-        from aggregation.federated import read_table as old
-    (warning,) = _moved_warnings(record)
-    assert warning.filename == __file__ and old is read_table
+    with pytest.raises(AttributeError, match="has no attribute 'read_table'"):
+        aggregation.federated.read_table  # noqa: B018
     assert "read_table" not in aggregation.federated.__all__
 
 
@@ -207,15 +214,15 @@ def _old_path_uses(tree: ast.AST) -> list[str]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found += [a.name for a in node.names if a.name in MOVED]
+            found += [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module:
-            found += [node.module] if node.module in MOVED else []
+            found += [node.module]
             found += [f"{node.module}.{a.name}" for a in node.names]
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             found.append(f"{node.value.id}.{node.attr}")
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             found.append(node.value.split(":")[0])  # "aggregation.flower:server_app"
-    return [name for name in found if name in MOVED]
+    return [name for name in found if name in MOVED or name in REMOVED]
 
 
 def test_nothing_in_the_repository_uses_an_old_path():
@@ -239,6 +246,8 @@ def test_the_scan_finds_every_way_of_using_an_old_path():
         from moweights.cache import StepCache
         moweights.lock.RunLock
         app = "aggregation.flower:server_app"
+        import aggregation.federated.flower as fl
+        from aggregation.datafiles import read_table
         fingerprint(["aggregation.error_curves"])
         from aggregation.evaluation import stats  # the new home: fine
         """
@@ -250,6 +259,8 @@ def test_the_scan_finds_every_way_of_using_an_old_path():
             "moweights.cache",
             "moweights.lock",
             "aggregation.flower",
+            "aggregation.federated.flower",
+            "aggregation.datafiles",
             "aggregation.error_curves",
         ]
     )

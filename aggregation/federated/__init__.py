@@ -8,24 +8,26 @@ Two steps, kept apart on purpose, each in its module:
 
 1. :mod:`~aggregation.federated.sites`: :func:`rank_one_site` (run per site, through
    joblib, so a Dask cluster can take over with ``joblib.parallel_config(backend="dask")``)
-   reads the site's data -- a DataFrame, a csv/tsv/parquet path read inside the job
-   (:func:`aggregation.datafiles.read_table`), or a zero-argument loader called inside
-   the job --
+   takes the site's data -- a DataFrame, or a zero-argument loader called inside the job
+   (a site's file: :class:`moweights.datafiles.SiteFile`, which reads it there) --
    fits a fresh clone of the ranker and returns a :class:`~aggregation.Ranking`.
 2. :mod:`~aggregation.federated.aggregate`: :func:`aggregate_rankings` and
    :func:`aggregate_hierarchy` receive ``{site: Ranking}`` and nothing else.
 
 :func:`rank_sites` (:mod:`~aggregation.federated.rank`) runs both in one process and returns
-a :class:`SiteRankings`; :mod:`~aggregation.federated.flower` runs them across machines with
-Flower (the ClientApp is step 1 at each site, the ServerApp step 2), and
-:mod:`~aggregation.federated.local` starts a real deployment on one machine.
+a :class:`SiteRankings`. This package computes on in-memory data only and reads no file:
+a path given as a site is refused with an :class:`~rankers.exceptions.InvalidInputError`
+naming what to use instead. Reading files, and with it the Flower apps whose ClientApp
+reads a site's file (step 1 at each site; the ServerApp is step 2) and their local
+deployment, live in :mod:`moweights.federated`, whose
+:func:`~moweights.federated.rank_sites` accepts paths.
 
 **What leaves a site**: its :class:`~aggregation.Ranking` (feature names, one score per
 feature, the method's name and the order) and its number of rows (for ``weights="size"``,
 like Flower's ``num_examples``); for a failed site, the error message instead (with
 ``on_error="raise"``, the exception). No row, column of values or fitted model leaves the
 per-site job. The error message is kept whole here, as it stays in this process; across
-machines (:mod:`aggregation.federated.flower`) a site sends only the error's type and a
+machines (:mod:`moweights.federated.flower`) a site sends only the error's type and a
 fixed message.
 
 Sites whose feature sets differ stop the run (``on_mismatch="raise"``) or are dropped from
@@ -58,14 +60,10 @@ _EXPORTS = {
     "sites": ("SiteData", "rank_one_site", "split_sites"),
 }
 
-_getattr, _dir, __all__ = attach(
-    __name__, _EXPORTS, submodules=("flower", "flower_app", "local"), moved=("io",)
-)
+_getattr, _dir, __all__ = attach(__name__, _EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    if name == "read_table":  # moved to aggregation.datafiles: served by the old io, which warns
-        return _getattr("io").read_table
     return _getattr(name)
 
 

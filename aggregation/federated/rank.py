@@ -236,8 +236,10 @@ def rank_sites(
     Parameters
     ----------
     sites : mapping or DataFrame
-        Site name -> DataFrame, path (.csv/.tsv/.parquet, read inside the site's job) or
-        zero-argument loader; or one DataFrame split by ``site_column``. Names become str.
+        Site name -> DataFrame or zero-argument loader (called inside the site's job: a
+        site's file is ``moweights.datafiles.SiteFile(path)``, read there); or one DataFrame
+        split by ``site_column``. Names become str. A path is refused (InvalidInputError):
+        aggregation reads no files; :func:`moweights.federated.rank_sites` accepts paths.
     ranker : str or estimator
         Registry name (with ``params``) or an unfitted estimator, cloned per site. A bad name
         or parameter raises here, before any site runs.
@@ -262,7 +264,7 @@ def rank_sites(
         A site whose loading or ranking raises is listed in ``failed`` and the others are
         aggregated; "raise" re-raises the first error (noting the site). The message is kept
         whole in ``failed``: it stays in this process (the Flower server, where results are
-        shared, gets a fixed one; see :mod:`aggregation.federated.flower`).
+        shared, gets a fixed one; see :mod:`moweights.federated.flower`).
     on_mismatch : {"raise", "drop"}, default="raise"
         Sites whose feature sets differ: "raise" stops every site (FeatureMismatchError);
         "drop" keeps the sites holding the feature set that more than half of the sites
@@ -284,11 +286,12 @@ def rank_sites(
     ------
     FeatureMismatchError
         Sites with different feature sets (matched by name): every site's missing and extra
-        features at once. DataFrame sites are checked before ranking; path and loader
-        sites after, from their rankings' names. With ``on_mismatch="drop"``, only when no
+        features at once. DataFrame sites are checked before ranking; loader sites
+        after, from their rankings' names. With ``on_mismatch="drop"``, only when no
         feature set is held by more than half of the sites.
     InvalidInputError
-        When no site could be ranked (each site's error is listed).
+        When a site is given as a path, or no site could be ranked (each site's error is
+        listed).
 
     Examples
     --------

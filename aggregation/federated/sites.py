@@ -3,7 +3,7 @@
 The per-site step loads a site's data where it lives, ranks it and returns only the ranking
 (:func:`rank_one_site`, :func:`site_job`); the checks compare what the sites' rankings
 say about their features; :func:`split_sites` cuts one table into sites and
-:func:`site_seeds` gives each site its seed.
+:func:`spawn_seeds` gives each site its seed.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import numpy as np
 import pandas as pd
 
 from aggregation._names import format_names, natural_key
-from aggregation.datafiles.tables import read_table
 from aggregation.ranking import Ranking
 from rankers.exceptions import FeatureMismatchError, InvalidInputError, InvalidParameterError
 from rankers.validation import check_seed
@@ -30,6 +29,7 @@ __all__ = [
     "make_ranker",
     "odd_sites",
     "rank_one_site",
+    "refuse_path",
     "site_features",
     "site_job",
     "site_sources",
@@ -37,20 +37,33 @@ __all__ = [
     "split_sites",
 ]
 
-#: what a site's data may be given as: a table, a file, or a loader called at the site
-SiteData = Union[pd.DataFrame, str, os.PathLike, Callable[[], pd.DataFrame]]  # noqa: UP007
+#: what a site's data may be given as: a table, or a loader called at the site (a file:
+#: ``moweights.datafiles.SiteFile(path)``, which reads it there)
+SiteData = Union[pd.DataFrame, Callable[[], pd.DataFrame]]  # noqa: UP007
+
+#: what to give instead of a path: aggregation computes on in-memory data only
+PATH_HINT = (
+    "aggregation.federated reads no files: give the site as "
+    "moweights.datafiles.SiteFile(path), a loader that reads the file at the site, or rank "
+    "paths with moweights.federated.rank_sites, which accepts them"
+)
 
 
 # ------------------------------------------------------------------ one site
-def load_site(data: SiteData) -> pd.DataFrame:
-    """The site's table: the DataFrame itself, a file read here, or the loader's result."""
+def refuse_path(data: Any) -> None:
+    """Raise :class:`InvalidInputError` if ``data`` is a path, naming what to use instead."""
     if isinstance(data, (str, os.PathLike)):
-        data = read_table(data, what="site data file")
-    elif callable(data):
+        raise InvalidInputError(f"the site is given as a path ({str(data)!r}); {PATH_HINT}")
+
+
+def load_site(data: SiteData) -> pd.DataFrame:
+    """The site's table: the DataFrame itself, or the loader's result (called here)."""
+    refuse_path(data)
+    if callable(data):
         data = data()
     if not isinstance(data, pd.DataFrame):
         raise InvalidInputError(
-            f"site data must be a DataFrame (or a path or loader giving one), not "
+            f"site data must be a DataFrame (or a loader giving one), not "
             f"{type(data).__name__}; feature columns are matched across sites by name"
         )
     return data
@@ -99,9 +112,10 @@ def rank_one_site(
 
     Parameters
     ----------
-    data : DataFrame, path or callable
-        The site's table; a csv/tsv/parquet path is read here, a zero-argument callable is
-        called here. Column names must be strings.
+    data : DataFrame or callable
+        The site's table, or a zero-argument callable giving it, called here (a file:
+        ``moweights.datafiles.SiteFile(path)``; a path is refused, as aggregation reads no
+        files). Column names must be strings.
     ranker : str or estimator
         Registry name (with ``params``) or an unfitted estimator, cloned (never fitted itself).
     params : mapping, optional
@@ -125,7 +139,8 @@ def rank_one_site(
     FeatureMismatchError
         If ``features`` is given and the site lacks some of them or has others.
     InvalidInputError
-        If ``target`` is not a column, or the ranker refuses the data (NaN, text columns...).
+        If ``data`` is a path, ``target`` is not a column, or the ranker refuses the data
+        (NaN, text columns...).
     """
     frame = load_site(data)
     if target is not None and target not in frame.columns:
@@ -324,25 +339,28 @@ def site_sources(sites: Any, site_column: str | None) -> dict[str, SiteData]:
         if site_column is None:
             raise InvalidParameterError(
                 "a single DataFrame needs site_column=... naming the column that tells the "
-                "sites apart (or pass a mapping site -> DataFrame or path)"
+                "sites apart (or pass a mapping site -> DataFrame or loader)"
             )
         return {name: part for name, (part, _) in split_sites(sites, None, site_column).items()}
     if site_column is not None:
         raise InvalidParameterError("site_column applies only when sites is one DataFrame")
     if not isinstance(sites, Mapping) or not sites:
         raise InvalidParameterError(
-            "sites must be a non-empty mapping site -> DataFrame, path or loader, or one "
+            "sites must be a non-empty mapping site -> DataFrame or loader, or one "
             f"DataFrame with site_column; got {type(sites).__name__}"
         )
     pairs = list(sites.items())
+    paths = [f"{k!r} ({str(v)!r})" for k, v in pairs if isinstance(v, (str, os.PathLike))]
+    if paths:
+        raise InvalidInputError(f"sites given as paths: {', '.join(paths)}; {PATH_HINT}")
     bad = [
         f"{k!r} ({type(v).__name__})"
         for k, v in pairs
-        if not isinstance(v, (pd.DataFrame, str, os.PathLike)) and not callable(v)
+        if not isinstance(v, pd.DataFrame) and not callable(v)
     ]
     if bad:
         raise InvalidParameterError(
-            "each site must be a DataFrame, a path (csv/tsv/parquet) or a loader; not: "
+            "each site must be a DataFrame or a zero-argument loader giving one; not: "
             + ", ".join(bad)
         )
     out = {str(k): v for k, v in pairs}

@@ -155,9 +155,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--out", type=Path, help="folder for the tables (default: print only)")
     args = parser.parse_args(argv)
 
-    import aggregation.federated.flower as fl
+    import moweights.federated.flower as fl
     import rankers
-    from aggregation.federated import rank_sites
+    from moweights.federated import rank_sites
 
     work = Path(tempfile.mkdtemp(prefix="fedload_"))
     install_plugin(work)

@@ -313,7 +313,7 @@ def _check_columns(p, where: str, path: Path | None, entry: dict, drop) -> None:
     """The data file's header has the columns the config names (the data are not read)."""
     if path is None or not path.is_file():
         return
-    from aggregation.datafiles import read_columns
+    from moweights.datafiles import read_columns
 
     try:
         columns = read_columns(path)

@@ -473,7 +473,7 @@ def _where(config: RunConfig, site: str, n_units: int) -> str:
 
 def _header_problems(config: RunConfig, where: str) -> list[DataProblem]:
     """Repeated names in the header of a csv/tsv file (pandas renames them on reading)."""
-    from aggregation.datafiles import duplicate_columns
+    from moweights.datafiles import duplicate_columns
 
     paths = [s.path for s in config.sites if s.get("path")] or [config.data.get("path")]
     out = []

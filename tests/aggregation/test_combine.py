@@ -501,7 +501,7 @@ def test_weighted_mean_rank_ties_are_exact_ties(seed, n, q):
 def test_every_list_of_method_names_is_the_table():
     from aggregation.combine import METHODS, check_methods
     from aggregation.federated import AGGREGATES
-    from aggregation.federated.flower_app import check_run_config
+    from moweights.federated.flower_app import check_run_config
 
     assert AGGREGATES is METHODS
     assert set(METHODS) == {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -22,6 +24,7 @@ from aggregation.federated import (
 from aggregation.federated.sites import site_job
 from aggregation.ranking import GenericRanking, Ranking
 from rankers.exceptions import (
+    DataFileError,
     FeatureMismatchError,
     InvalidInputError,
     InvalidParameterError,
@@ -132,18 +135,11 @@ def test_feature_mismatch_lists_every_site_before_any_ranking():
     assert "'a'" not in text and "'e'" not in text
 
 
-def test_feature_mismatch_of_path_sites_is_found_from_their_rankings(tmp_path):
-    _site([4, 3, 2, 1]).to_csv(tmp_path / "a.csv", index=False)
-    _site([4, 3, 2, 1]).drop(columns="f10").to_csv(tmp_path / "b.csv", index=False)
-    with pytest.raises(FeatureMismatchError, match="site 'b': missing 'f10'"):
-        rank_sites({"a": tmp_path / "a.csv", "b": tmp_path / "b.csv"}, "variance")
-
-
-def test_on_mismatch_drop_keeps_the_sites_that_share_the_majority_feature_set(tmp_path):
+def test_on_mismatch_drop_keeps_the_sites_that_share_the_majority_feature_set():
     sites = {f"s{i}": _site([4, 3, 2, 1], seed=i) for i in range(3)}
     sites["extra"] = _site([4, 3, 2, 1], seed=3).assign(z=np.arange(40.0))  # a frame site
-    _site([4, 3, 2, 1], seed=4).drop(columns="f2").to_csv(tmp_path / "short.csv", index=False)
-    sites["short"] = tmp_path / "short.csv"  # a path site: known only from its ranking
+    short = _site([4, 3, 2, 1], seed=4).drop(columns="f2")
+    sites["short"] = lambda: short  # a loader site: known only from its ranking
     res = rank_sites(sites, "variance", on_mismatch="drop")
     kept = {s: sites[s] for s in ("s0", "s1", "s2")}
     assert list(res.rankings) == ["s0", "s1", "s2"]
@@ -202,13 +198,32 @@ def test_a_failing_site_is_reported_and_the_others_aggregated():
     )
 
 
-def test_no_site_ranked_lists_every_error(tmp_path):
-    sites = {"a": tmp_path / "nowhere.csv", "b": _site([1, 2]).assign(f1=np.nan)}
+def test_no_site_ranked_lists_every_error():
+    def unreadable():
+        raise DataFileError("site data file not found: /nowhere.csv")
+
+    sites = {"a": unreadable, "b": _site([1, 2]).assign(f1=np.nan)}
     with pytest.raises(InvalidInputError, match="no site could be ranked") as info:
         rank_sites(sites, "variance")
-    # a file that cannot be read is a DataFileError (an InvalidInputError) naming the file
+    # a loader's error is its site's (a file's: moweights.datafiles.SiteFile raises this one)
     assert "a: DataFileError: site data file not found" in str(info.value)
     assert "b: InvalidInputError" in str(info.value)
+
+
+@pytest.mark.parametrize("path", ["site.csv", Path("site.csv")])
+def test_a_path_is_refused_naming_the_moweights_loader(path):
+    # aggregation computes on in-memory data only: files are read by moweights.datafiles
+    hint = (
+        r"aggregation\.federated reads no files: .*moweights\.datafiles\.SiteFile\(path\).*"
+        r"moweights\.federated\.rank_sites"
+    )
+    many = r"sites given as paths: 'b' \('site\.csv'\); "
+    with pytest.raises(InvalidInputError, match=many + hint):
+        rank_sites({"a": _site([2, 1]), "b": path}, "variance")
+    with pytest.raises(InvalidInputError, match=r"given as a path \('site\.csv'\); " + hint):
+        rank_one_site(path, "variance")
+    out = site_job("b", path, "variance", None, None, None, "report")
+    assert out.ranking is None and out.error.startswith("InvalidInputError: the site is given")
 
 
 def test_bad_arguments_raise_before_any_site_runs():
@@ -337,45 +352,7 @@ def test_the_site_job_returns_a_ranking_and_a_row_count_only():
         aggregate_rankings({"a": Ranking.from_order(["x", "y"]), "b": _site([2, 1])})
 
 
-# ------------------------------------------------------------------ inputs: paths, site column
-def test_csv_and_tsv_paths_are_read_in_the_site_job(tmp_path):
-    frames = {"a": _site([3, 2, 1], seed=1), "b": _site([1, 3, 2], seed=2)}
-    frames["a"].to_csv(tmp_path / "a.csv", index=False)
-    frames["b"].to_csv(tmp_path / "b.tsv.gz", index=False, sep="\t")
-    from_paths = rank_sites({"a": str(tmp_path / "a.csv"), "b": tmp_path / "b.tsv.gz"}, "variance")
-    from_frames = rank_sites(frames, "variance")
-    for s in frames:
-        np.testing.assert_allclose(from_paths.rankings[s].scores, from_frames.rankings[s].scores)
-    assert from_paths.sizes == {"a": 40, "b": 40}
-    (tmp_path / "c.xlsx").write_text("")
-    res = rank_sites({**frames, "c": tmp_path / "c.xlsx"}, "variance")
-    assert res.failed["c"].startswith("DataFileError: cannot read ")
-    assert "c.xlsx: use .csv, .tsv" in res.failed["c"]
-
-
-def test_parquet_paths_go_through_read_parquet(tmp_path, monkeypatch):
-    frame = _site([3, 2, 1], seed=4)
-    calls = []
-
-    def fake_read_parquet(path, *args, **kwargs):
-        calls.append(path)
-        return frame
-
-    monkeypatch.setattr(pd, "read_parquet", fake_read_parquet)
-    (tmp_path / "a.parquet").write_bytes(b"")
-    res = rank_sites({"a": tmp_path / "a.parquet", "b": frame}, "variance")
-    assert calls == [tmp_path / "a.parquet"]
-    np.testing.assert_array_equal(res.rankings["a"].scores, res.rankings["b"].scores)
-
-
-def test_real_parquet_files(tmp_path):
-    pytest.importorskip("pyarrow", reason="needs the 'parquet' extra: pip install '.[parquet]'")
-    frame = _site([3, 2, 1], seed=4)
-    frame.to_parquet(tmp_path / "a.parquet")
-    res = rank_sites({"a": tmp_path / "a.parquet", "b": frame}, "variance")
-    np.testing.assert_allclose(res.rankings["a"].scores, res.rankings["b"].scores)
-
-
+# ------------------------------------------------------------------ inputs: loaders, site column
 def test_progress_bar_when_verbose(capsys):
     rank_sites({"a": _site([2, 1]), "b": _site([1, 2])}, "variance", verbose=1)
     assert "sites" in capsys.readouterr().err

@@ -1,5 +1,5 @@
 """One table split into sites (split_sites): one home, used by rank_sites and by moweights'
-data loading alike (a site's file is read by aggregation.datafiles: tests/aggregation/datafiles)."""
+data loading alike (a site's file is read by moweights.datafiles: tests/moweights/datafiles)."""
 
 from __future__ import annotations
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import ast
 import gzip
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from aggregation.datafiles import (
+from moweights.datafiles import (
     READERS,
     data_format,
     duplicate_columns,
@@ -24,7 +25,7 @@ from rankers.exceptions import DataFileError, InvalidInputError
 pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
 
 REPO = Path(__file__).resolve().parents[3]
-HOME = REPO / "aggregation" / "datafiles"
+HOME = REPO / "moweights" / "datafiles"
 
 #: the formats a user's data file may have, each with its suffixes and optional extra
 LISTED = {
@@ -160,18 +161,73 @@ def _reading_calls(source: str) -> list[tuple[int, str]]:
     return found
 
 
-def test_no_module_outside_the_readers_reads_a_data_file():
+#: modules whose import means reading files of a data format (scipy.io: .mat; h5py: .h5ad;
+#: pyarrow.parquet: parquet headers); only the readers import them
+READING_MODULES = ("scipy.io", "h5py", "pyarrow.parquet")
+
+
+def _reading_imports(source: str) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        else:
+            continue
+        found += [(node.lineno, f"import {n}") for n in names if n in READING_MODULES]
+    return found
+
+
+def reads_outside_the_readers(repo: Path) -> tuple[list[str], list[tuple[int, str]]]:
+    """(reading calls and reader imports outside ``moweights/datafiles``, the calls inside).
+
+    ``aggregation`` computes on in-memory data only, so it may neither call a reader nor
+    import a format's library; ``rankers`` neither; in ``moweights`` only the run-folder
+    readers of ``moweights/output`` read files (their own output, no user data).
+    """
+    home = repo / HOME.relative_to(REPO)
     outside, inside = [], []
     for package in ("rankers", "aggregation", "moweights"):
-        for path in sorted((REPO / package).rglob("*.py")):
-            where = path.relative_to(REPO).as_posix()
-            calls = _reading_calls(path.read_text(encoding="utf-8"))
-            if path.is_relative_to(HOME):
+        for path in sorted((repo / package).rglob("*.py")):
+            where = path.relative_to(repo).as_posix()
+            source = path.read_text(encoding="utf-8")
+            calls = _reading_calls(source)
+            if path.is_relative_to(home):
                 inside += calls
-            elif not where.startswith(OUTPUT_READERS):
+                continue
+            if not where.startswith(OUTPUT_READERS):
                 outside += [f"{where}:{line}: {name}" for line, name in calls]
+            outside += [f"{where}:{line}: {name}" for line, name in _reading_imports(source)]
+    return outside, inside
+
+
+def test_no_module_outside_the_readers_reads_a_data_file():
+    outside, inside = reads_outside_the_readers(REPO)
     assert outside == []
     assert {name for _, name in inside} >= {"pd.read_csv", "pd.read_parquet", "h5py.File"}
+
+
+@pytest.mark.parametrize(
+    ("module", "line"),
+    [
+        ("aggregation/federated/sites.py", "frame = pd.read_csv(data)"),
+        ("aggregation/federated/rank.py", "from scipy.io import loadmat"),
+        ("aggregation/evaluation/topk.py", "import h5py"),
+        ("moweights/pipeline/data.py", "frame = pd.read_parquet(path)"),
+        ("rankers/base.py", "import pyarrow.parquet as pq"),
+    ],
+)
+def test_a_planted_read_outside_the_readers_is_found(tmp_path, module, line):
+    for package in ("rankers", "aggregation", "moweights"):
+        shutil.copytree(
+            REPO / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    assert reads_outside_the_readers(tmp_path)[0] == []
+    target = tmp_path / module
+    target.write_text(target.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
+    (found,) = reads_outside_the_readers(tmp_path)[0]
+    assert found.startswith(f"{module}:")
 
 
 def test_the_scan_finds_each_way_of_reading():
@@ -190,7 +246,7 @@ def test_the_scan_finds_each_way_of_reading():
     ]
 
 
-def test_the_readers_contract_forbids_every_other_module_of_aggregation():
+def test_the_readers_contract_forbids_aggregation_and_every_other_module_of_moweights():
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
@@ -199,12 +255,13 @@ def test_the_readers_contract_forbids_every_other_module_of_aggregation():
     (contract,) = [
         c
         for c in config["tool"]["importlinter"]["contracts"]
-        if c["type"] == "forbidden" and "aggregation.datafiles" in c["source_modules"]
+        if c["type"] == "forbidden" and "moweights.datafiles" in c["source_modules"]
     ]
     siblings = {
-        f"aggregation.{p.stem}"
-        for p in (REPO / "aggregation").iterdir()
-        if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()
+        f"moweights.{p.stem}"
+        for p in (REPO / "moweights").iterdir()
+        if (p.suffix == ".py" and p.stem not in ("__init__", "__main__"))
+        or (p / "__init__.py").is_file()
     }
     deprecated = set(
         next(
@@ -213,5 +270,5 @@ def test_the_readers_contract_forbids_every_other_module_of_aggregation():
             if c["name"].startswith("nothing imports the deprecated")
         )
     )
-    expected = (siblings - deprecated - {"aggregation.datafiles"}) | {"moweights"}
+    expected = (siblings - deprecated - {"moweights.datafiles"}) | {"aggregation"}
     assert set(contract["forbidden_modules"]) == expected

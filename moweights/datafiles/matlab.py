@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from aggregation.datafiles.checks import read_error
+from moweights.datafiles.checks import read_error
 from rankers.exceptions import DataFileError
 
 __all__ = ["mat_columns", "read_mat"]

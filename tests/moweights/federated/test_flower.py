@@ -1,4 +1,4 @@
-"""Tests of aggregation.federated.flower: the Flower ClientApp/ServerApp of per-site ranking.
+"""Tests of moweights.federated.flower: the Flower ClientApp/ServerApp of per-site ranking.
 
 Fast tests drive the apps in this process (a stand-in Grid hands each message to the
 ClientApp); the slow one starts real Flower processes on 127.0.0.1 (a SuperLink, one
@@ -19,11 +19,11 @@ import pandas as pd
 import pytest
 from sklearn.datasets import load_wine
 
-import aggregation.federated.flower as fl
-import aggregation.federated.flower_app as app
+import moweights.federated.flower as fl
+import moweights.federated.flower_app as app
 import rankers
-from aggregation.federated import rank_one_site, rank_sites
 from aggregation.ranking import GenericRanking, Ranking
+from moweights.federated import rank_one_site, rank_sites
 from rankers.exceptions import (
     FeatureMismatchError,
     InvalidInputError,
@@ -387,8 +387,8 @@ def test_example_app_is_what_write_app_writes(tmp_path):
         .read_text()
     )["tool"]["flwr"]["app"]
     assert config["components"] == {
-        "serverapp": "aggregation.federated.flower:server_app",
-        "clientapp": "aggregation.federated.flower:client_app",
+        "serverapp": "moweights.federated.flower:server_app",
+        "clientapp": "moweights.federated.flower:client_app",
     }
     assert config["config"] == {**fl.RUN_CONFIG, "random-state": 3, "sites": "x,y"}
     with pytest.raises(InvalidParameterError, match="unknown run-config key 'colour'"):
@@ -440,7 +440,7 @@ def test_a_site_error_reaches_the_server_as_its_type_and_a_fixed_message(
         got.summary(),
     )
     # the site's own log holds the whole story: the text and the traceback, at ERROR
-    (record,) = [r for r in caplog.records if r.name == "aggregation.federated.flower"]
+    (record,) = [r for r in caplog.records if r.name == "moweights.federated.flower"]
     assert record.levelno == logging.ERROR and record.exc_info is not None
     site_log = caplog.handler.format(record)
     assert SECRET_LABEL in site_log and SECRET_COLUMN in site_log and "Traceback" in site_log
@@ -478,7 +478,7 @@ def test_site_errors_are_reported_by_a_standard_type_name_and_a_fixed_message():
         assert fl.site_error(exc) == text
         _assert_private(fl.site_error(exc))
     # the deployment guide lists every fixed message
-    from aggregation.federated import _site_errors
+    from moweights.federated import _site_errors
 
     guide = (REPO / "examples" / "flower_deployment.md").read_text()
     for message in [*_site_errors._MESSAGES.values(), _site_errors.GENERIC]:

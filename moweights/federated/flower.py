@@ -2,10 +2,11 @@
 
 The multiobjective weighting paper (§1, §2.3) ranks data held by several locations that cannot
 pool it: every site ranks its own features and only the rankings are aggregated.
-:func:`aggregation.federated.rank_sites` does that in one process; this module does the same
+:func:`moweights.federated.rank_sites` does that in one process; this module does the same
 across machines with `Flower <https://flower.ai>`_ 1.41 (``pip install "moweights[federated]"``):
-a **ClientApp** runs on each site (a Flower SuperNode), loads the site's table from the site's
-own disk, ranks it with :func:`~aggregation.federated.rank_one_site` and replies with the
+a **ClientApp** runs on each site (a Flower SuperNode), reads the site's table from the site's
+own disk (:class:`moweights.datafiles.SiteFile`), ranks it with
+:func:`~aggregation.federated.rank_one_site` and replies with the
 ranking only; the **ServerApp** asks every connected site, waits for the replies (with a
 timeout), aggregates them with :func:`~aggregation.federated.aggregate_rankings` and writes the
 result. A site that fails or does not answer is reported; the others are aggregated.
@@ -37,13 +38,13 @@ message belongs to, or else the nearest standard built-in type of the exception
 (``ValueError``, ``FileNotFoundError``...; ``"Error"`` when that is only ``Exception``):
 a plugin's own class name is never sent, as a plugin may build it from data. The full
 error, with its traceback, goes to the **site's own log**: Python logging, logger
-``aggregation.federated.flower``, at ERROR, in the ClientApp's process (which writes to the
+``moweights.federated.flower``, at ERROR, in the ClientApp's process (which writes to the
 SuperNode's stderr unless the site configures logging); Flower does not forward a
 ClientApp's log to the server. The server checks what it receives: an error that is not
 one of the fixed texts (an older or altered site) is withheld, and so is Flower's own
 reason for a crashed ClientApp (it quotes the exception), leaving the error code.
 
-The per-site errors of :func:`~aggregation.federated.rank_sites` keep their full text: they
+The per-site errors of :func:`~moweights.federated.rank_sites` keep their full text: they
 stay in the one process that ranked the sites.
 
 Sites whose features differ
@@ -105,9 +106,12 @@ server; a relative path starts at the SuperLink's working directory), which rece
 ``aggregated.csv`` and ``failed.csv``.
 
 The run config, the app folder and the result files are in
-:mod:`aggregation.federated.flower_app`, the local deployment (real processes on one
-machine) in :mod:`aggregation.federated.local`; both are importable from here. The old path
-``aggregation.flower`` (deprecated, removed in 0.2.0) still loads the same apps.
+:mod:`moweights.federated.flower_app`, the local deployment (real processes on one
+machine) in :mod:`moweights.federated.local`; both are importable from here. The apps
+lived in ``aggregation.federated.flower`` (and ``aggregation.flower``) before reading a
+site's file moved up into :mod:`moweights`: those paths are gone, so an app folder written
+before names ``moweights.federated.flower:server_app`` and ``:client_app`` now
+(:func:`write_app` writes them).
 """
 
 from __future__ import annotations
@@ -121,19 +125,20 @@ from typing import Any
 
 import numpy as np
 
-from aggregation.federated._site_errors import NodeConfigError, is_site_error, site_error
 from aggregation.federated.aggregate import aggregate_rankings
-from aggregation.federated.flower_app import (
+from aggregation.federated.rank import SiteRankings
+from aggregation.federated.sites import check_same_features, odd_sites, rank_one_site, spawn_seeds
+from aggregation.ranking import Ranking
+from moweights.datafiles.sites import SiteFile
+from moweights.federated._site_errors import NodeConfigError, is_site_error, site_error
+from moweights.federated.flower_app import (
     RUN_CONFIG,
     check_run_config,
     read_result,
     write_app,
     write_result,
 )
-from aggregation.federated.local import LocalDeployment
-from aggregation.federated.rank import SiteRankings
-from aggregation.federated.sites import check_same_features, odd_sites, rank_one_site, spawn_seeds
-from aggregation.ranking import Ranking
+from moweights.federated.local import LocalDeployment
 from rankers.exceptions import FeatureMismatchError
 
 # client_app and server_app are made on first access (module __getattr__, below); Flower's
@@ -239,7 +244,7 @@ def _rank_here(ask: Any, node: Mapping[str, Any], site: str) -> Any:
     target = str(node.get("target") or ask["target"]) or None
     params = json.loads(str(ask["ranker-params"]))
     ranking = rank_one_site(
-        Path(str(path)), str(ask["ranker"]), params, target, None if seed < 0 else seed
+        SiteFile(str(path)), str(ask["ranker"]), params, target, None if seed < 0 else seed
     )
     meta = {"site": site, "status": "ok", "method": ranking.method or ""}
     meta["features"] = list(ranking.names)
@@ -452,8 +457,8 @@ def build_server_app() -> Any:
 
 
 def __getattr__(name: str) -> Any:
-    # Flower loads "aggregation.federated.flower:client_app" / ":server_app"; they are built
-    # on first access, so importing this module (and aggregation) never needs Flower.
+    # Flower loads "moweights.federated.flower:client_app" / ":server_app"; they are built
+    # on first access, so importing this module (and moweights) never needs Flower.
     builders = {"client_app": build_client_app, "server_app": build_server_app}
     if name in builders:
         app = builders[name]()

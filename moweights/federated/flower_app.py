@@ -1,7 +1,7 @@
 """The files of the Flower app: its run config, its app folder and the results it writes.
 
-Shared by the apps themselves (:mod:`aggregation.federated.flower`) and by the local
-deployment (:mod:`aggregation.federated.local`); nothing here needs Flower installed. The
+Shared by the apps themselves (:mod:`moweights.federated.flower`) and by the local
+deployment (:mod:`moweights.federated.local`); nothing here needs Flower installed. The
 results are JSON and CSV only: :func:`read_result` parses, it never unpickles.
 """
 
@@ -170,7 +170,7 @@ def write_app(directory: str | Path, **run_config: str | int | float) -> Path:
     """Write a Flower app folder (just a ``pyproject.toml``) that runs this module's apps.
 
     Flower's ``flwr run DIRECTORY`` bundles the folder and sends it to the SuperLink; the
-    components point at ``aggregation.federated.flower``, so every machine needs moweights
+    components point at ``moweights.federated.flower``, so every machine needs moweights
     installed.
 
     Parameters
@@ -201,7 +201,7 @@ def write_app(directory: str | Path, **run_config: str | int | float) -> Path:
 
 
 _APP_TEMPLATE = """\
-# A Flower app that runs moweights' federated per-site ranking (aggregation.federated.flower).
+# A Flower app that runs moweights' federated per-site ranking (moweights.federated.flower).
 # Every machine (SuperLink, SuperNodes) needs: pip install "moweights[federated]".
 [build-system]
 requires = ["hatchling"]
@@ -219,8 +219,8 @@ dependencies = ["flwr>=1.41,<1.42"]
 publisher = "moweights"
 
 [tool.flwr.app.components]
-serverapp = "aggregation.federated.flower:server_app"
-clientapp = "aggregation.federated.flower:client_app"
+serverapp = "moweights.federated.flower:server_app"
+clientapp = "moweights.federated.flower:client_app"
 
 [tool.flwr.app.config]
 @CONFIG@

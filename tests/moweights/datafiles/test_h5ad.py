@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from scipy import sparse
 
-from aggregation.datafiles import read_columns, read_data
 from moweights.config import load_config
+from moweights.datafiles import read_columns, read_data
 from moweights.pipeline import load_data
 from rankers.exceptions import DataFileError
 

@@ -1,5 +1,5 @@
 """A local Flower deployment (real processes on 127.0.0.1) for trials and tests; also reached
-as ``aggregation.federated.flower.LocalDeployment``."""
+as ``moweights.federated.flower.LocalDeployment``."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from aggregation.federated.flower_app import check_run_config, read_result, toml_values, write_app
 from aggregation.federated.rank import SiteRankings
+from moweights.federated.flower_app import check_run_config, read_result, toml_values, write_app
 
 __all__ = ["LocalDeployment", "free_port", "stop_process_groups"]
 

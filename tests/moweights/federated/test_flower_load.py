@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import aggregation.federated.flower as fl
+import moweights.federated.flower as fl
 import rankers
-from aggregation.federated import rank_sites
+from moweights.federated import rank_sites
 
 #: a ranker that marks its start (file ``<rows>.<pid>`` in $GATED_MARKS), then waits until
 #: the file ``open`` is there: the doomed sites are killed while they wait, the others go on

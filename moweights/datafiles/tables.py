@@ -16,7 +16,7 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from aggregation.datafiles.checks import read_error
+from moweights.datafiles.checks import read_error
 from rankers.exceptions import DataFileError, InvalidInputError
 
 __all__ = [

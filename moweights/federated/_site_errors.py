@@ -4,7 +4,7 @@ An exception's text can quote the site's data -- a label value, the site's colum
 path of its file -- and whatever a site replies ends up in the server's ``result.json``, its
 tables and its logs, which every participant of a run may read. So a site's reply carries
 only ``"TypeName: message"``, both chosen here from fixed sets, never built from the
-exception's text (used by :mod:`aggregation.federated.flower`).
+exception's text (used by :mod:`moweights.federated.flower`).
 
 - The message is fixed per exception class (:data:`_MESSAGES`, looked up along the
   exception's MRO): moweights' own errors and a few built-ins get a message of their own,

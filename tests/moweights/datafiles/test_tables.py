@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import moweights.datasets
-from aggregation.datafiles import read_table
+from moweights.datafiles import read_table
 from rankers.exceptions import DataFileError, InvalidInputError
 
 pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
