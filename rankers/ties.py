@@ -154,8 +154,10 @@ def _sorted_stably(v: np.ndarray, order: np.ndarray) -> bool:
     if v.size < 2:
         return True
     with np.errstate(invalid="ignore"):
-        down = v[:-1] > v[1:]
-        return bool((down | ((v[:-1] == v[1:]) & (order[:-1] < order[1:]))).all())
+        if not (v[:-1] >= v[1:]).all():  # out of order, or a NaN
+            return False
+        equal = np.flatnonzero(v[:-1] == v[1:])
+    return bool((order[equal] < order[equal + 1]).all())
 
 
 def _split_chains(v: np.ndarray, new: np.ndarray, rtol: float) -> None:

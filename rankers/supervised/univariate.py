@@ -249,10 +249,10 @@ class _UnivariateBase(BaseRanker):
         ``order``, the scores' stable order best first, sorts ``p`` ascending when the
         p-value falls as the score grows (checked by :func:`benjamini_hochberg`), and is
         handed to fit's ranking (``_score_order``), so neither sorts again."""
-        self.pvalues_ = self._to_all_features(p, 1.0)
+        constant = self.constant_features_
+        self.pvalues_ = self._to_all_features(p, 1.0) if constant.any() else p
         if order is not None:
             self._score_order = order
-            constant = self.constant_features_
             if constant.any():  # p = 1 for constant features: last, in ascending order
                 order = np.concatenate([np.flatnonzero(~constant)[order],
                                         np.flatnonzero(constant)])  # fmt: skip
