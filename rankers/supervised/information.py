@@ -90,6 +90,33 @@ def _binned_contingency(X: np.ndarray, y: np.ndarray, n_bins: int) -> np.ndarray
     new = np.ones((w, m), dtype=bool)
     np.greater(np.diff(xs, axis=1), (TIE_RTOL * (xs[:, -1] - xs[:, 0]))[:, None], out=new[:, 1:])
     del xs
+    n_classes = int(y.max()) + 1
+    # columns without a tie (continuous data: nearly all): every value is its own group, its
+    # mid rank its position + 1, so its code depends on its position only (the same float
+    # operations as below); with more values than bins, no such column is discrete
+    plain = new.all(axis=1) if m > n_bins else np.zeros(w, dtype=bool)
+    if plain.any():
+        by_position = np.floor((np.arange(1, m + 1) - 1.0) * n_bins / m).astype(np.int64)
+        tied = np.flatnonzero(~plain)
+        if tied.size:
+            general = _binned_contingency_of(new[tied], order[tied], y, n_bins, m)
+        n_codes = max(int(by_position[-1]), int(general.shape[1]) - 1 if tied.size else 0) + 1
+        counts = np.zeros((w, n_codes, n_classes), dtype=np.float64)
+        cols = np.flatnonzero(plain)
+        index = (np.arange(cols.size)[:, None] * n_codes + by_position) * n_classes
+        index += y[order[cols]]
+        counts[cols] = np.bincount(index.ravel(), minlength=cols.size * n_codes * n_classes
+                                   ).reshape(cols.size, n_codes, n_classes)  # fmt: skip
+        if tied.size:
+            counts[tied, : general.shape[1]] = general
+        return counts
+    return _binned_contingency_of(new, order, y, n_bins, m)
+
+
+def _binned_contingency_of(new: np.ndarray, order: np.ndarray, y: np.ndarray, n_bins: int, m: int):
+    """:func:`_binned_contingency`'s tables from each column's sorted order (``order``) and
+    where its groups of tied values start (``new``), both of shape (columns, m)."""
+    w = new.shape[0]
     column, first = np.nonzero(new)  # every group: its column, its first sorted position
     del new
     stop = np.empty_like(first)  # one past its last position

@@ -259,12 +259,20 @@ def test_heavily_tied_extreme_value_keeps_its_own_bin():
     assert ig[0] == pytest.approx(h)  # the tied maximum alone identifies class 1
 
 
-@pytest.mark.parametrize("kind", ["normal", "counts", "few_values", "mostly_zeros", "near_ties"])
+@pytest.mark.parametrize(
+    "kind", ["normal", "counts", "few_values", "mostly_zeros", "near_ties", "mixed"]
+)
 @pytest.mark.parametrize("seed", range(4))
 def test_binned_tables_equal_the_tables_of_the_codes(kind, seed):
     # the rankers count (bin, class) pairs in each column's sorted order; the tables must be
-    # those of discretise's codes, count for count (ties, discrete columns, near-ties)
-    from rankers.supervised.information import _binned_contingency, _contingency, discretise
+    # those of discretise's codes, count for count (ties, discrete columns, near-ties), and
+    # of the same shape whether a block's columns without ties take the short way or not
+    from rankers.supervised.information import (
+        _binned_contingency,
+        _binned_contingency_of,
+        _contingency,
+        discretise,
+    )
 
     rng = np.random.default_rng(seed)
     m, w = int(rng.integers(12, 70)), int(rng.integers(2, 30))
@@ -274,12 +282,22 @@ def test_binned_tables_equal_the_tables_of_the_codes(kind, seed):
         "few_values": lambda: rng.integers(0, 4, size=(m, w)) * 1e-3,
         "mostly_zeros": lambda: rng.normal(size=(m, w)) * (rng.random((m, w)) < 0.3),
         "near_ties": lambda: np.round(rng.normal(size=(m, w)), 1) + 1e-13 * rng.normal(size=(m, w)),
+        "mixed": lambda: np.where(
+            np.arange(w) % 3 == 0, rng.poisson(2.0, size=(m, w)), rng.normal(size=(m, w))
+        ),
     }[kind]()
     y = rng.integers(0, 3, size=m)
-    for n_bins in (2, 5, 10):
-        np.testing.assert_array_equal(
-            _binned_contingency(X, y, n_bins), _contingency(discretise(X, n_bins), y)
-        )
+    for n_bins in (2, 5, 10, 40):
+        tables = _binned_contingency(X, y, n_bins)
+        np.testing.assert_array_equal(tables, _contingency(discretise(X, n_bins), y))
+        rows = np.ascontiguousarray(X.T)
+        order = np.argsort(rows, axis=1)
+        xs = np.take_along_axis(rows, order, axis=1)
+        new = np.ones((w, m), dtype=bool)
+        new[:, 1:] = np.diff(xs, axis=1) > 1e-9 * (xs[:, -1] - xs[:, 0])[:, None]
+        general = _binned_contingency_of(new, order, y, n_bins, m)
+        assert general.shape == tables.shape
+        np.testing.assert_array_equal(tables, general)
 
 
 def test_chi2_sklearn_mode_two_classes_equals_sklearn():
