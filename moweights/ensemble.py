@@ -216,6 +216,24 @@ class StackedRanker(BaseRanker):
             out.append((name, est))
         return out
 
+    def _check_inner_folds(self, X, y) -> None:
+        """Name the data's problem before scikit-learn's splitter meets it."""
+        n = X.shape[0]
+        if n < self.cv:
+            raise InvalidInputError(
+                f"the ensemble chooses its members on cv={self.cv} inner folds and needs at "
+                f"least {self.cv} samples (each fold holds one out); got {n}: lower cv or rank "
+                "with a single ranker"
+            )
+        if self.task == "classification":
+            counts = np.unique(np.asarray(y), return_counts=True)[1]
+            if counts.max() < self.cv:
+                raise InvalidInputError(
+                    f"the ensemble's inner folds are stratified by class and cv={self.cv} needs "
+                    f"a class of at least {self.cv} samples; the largest has {counts.max()}: "
+                    "lower cv or rank with a single ranker"
+                )
+
     def _score(self, X, y):
         from sklearn.base import clone
         from sklearn.model_selection import KFold, StratifiedKFold
@@ -229,6 +247,7 @@ class StackedRanker(BaseRanker):
         members = self._members()
         names = default_feature_names(X.shape[1])
         # the same int seeds the folds and the members (as the leaderboards' seed 0 does)
+        self._check_inner_folds(X, y)
         if self.task == "classification":
             splitter = StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
         else:

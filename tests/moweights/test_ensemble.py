@@ -82,6 +82,20 @@ def test_bad_parameters_are_named(planted):
         StackedRanker(pool=POOL).fit(X)
 
 
+@pytest.mark.filterwarnings("ignore::rankers.exceptions.FewSamplesWarning")
+def test_too_few_samples_for_the_inner_folds_is_named():
+    """Fewer samples than inner folds, or no class as large as cv: our error naming cv,
+    not scikit-learn's splitter's (bad_input_matrix found the raw ValueError)."""
+    rng = np.random.default_rng(0)
+    with pytest.raises(InvalidInputError, match="cv=3 inner folds and needs at least 3"):
+        StackedRanker(pool=POOL).fit(rng.normal(size=(2, 5)), np.array([0, 1]))
+    with pytest.raises(InvalidInputError, match="cv=3 inner folds and needs at least 3"):
+        StackedRanker(task="unsupervised").fit(rng.normal(size=(2, 5)))
+    with pytest.raises(InvalidInputError, match="the largest has 2"):
+        StackedRanker(pool=POOL).fit(rng.normal(size=(4, 5)), np.array([0, 0, 1, 1]))
+    StackedRanker(pool=POOL, cv=2).fit(rng.normal(size=(4, 5)), np.array([0, 0, 1, 1]))
+
+
 def test_auto_members_are_those_within_the_margin_of_the_best():
     from moweights.ensemble import choose_members
 
