@@ -171,7 +171,7 @@ def search_space(X, n_components: int | None, *, what: str = "the graph"):
     ``svd_solver="covariance_eigh"`` up to 4,096 features, which needs no random start,
     else ``"arpack"`` from a fixed start). The distances between samples in that
     space approximate those in ``X``; the graph found there may differ from the exact one
-    in a few of each sample's neighbours (``benchmarks/bench_single_cell.py`` measures the
+    in a few of each sample's neighbours (``benchmarks/scale/bench_single_cell.py`` measures the
     agreement), and, unlike the exact search, its near-ties can fall differently under
     another BLAS kernel.
 

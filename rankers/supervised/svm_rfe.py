@@ -66,7 +66,7 @@ class SVMRFERanker(BaseRanker):
         trains ``n_features - 1`` SVMs per class model. The default 0.05 trains about
         ``ln(n_features / 40) / 0.05 + 40`` rounds (119 at 2,000 features, 5-11 s of CPU at
         2,000 x 2,000 against over 120 s for ``step=1``;
-        ``benchmarks/bench_width_rankers.py``), removes coarse chunks only while many
+        ``benchmarks/speed/bench_width_rankers.py``), removes coarse chunks only while many
         features remain and one at a time from the last 39 on, so the top of the ranking
         is resolved as with ``step=1``: on 200 x 600 synthetic sets (20 informative
         features) its scores have Spearman 0.984-0.988 with ``step=1``'s and the same

@@ -69,14 +69,14 @@ class DistanceRankRanker(BaseRanker):
         (clipped to ``n_samples``), a float a fraction (at least 2 samples). None uses
         every sample. Min-max scaling still uses the ranges of all samples. The default
         500 (124,750 pairs) ranks 2,000 x 2,000 in 16-20 s of CPU against over 120 s
-        for all samples (``benchmarks/bench_width_rankers.py``) and leaves data of up to
+        for all samples (``benchmarks/speed/bench_width_rankers.py``) and leaves data of up to
         500 samples untouched. Its scores agree with the full computation's, as
         Spearman's rho over the features (min / mean over random_state 0, 1, 2), on real
         data: Isolet (scikit-feature, 1,560 x 617) 0.988 / 0.990, german (PMLB,
         1,000 x 20) 0.970 / 0.975, australian (PMLB, 690 x 14) 0.974 / 0.985, breast_w
         (PMLB, 699 x 9) 0.983 / 0.994. With 300 samples the minimum falls to 0.907
         (german); 700 cost twice the time of 500 for 0.979-0.990
-        (``python benchmarks/bench_width_rankers.py --agreement-only``).
+        (``python -m benchmarks.speed.bench_width_rankers --agreement-only``).
     block_size : int or None, default=None
         Features ranked at once; a block holds about 64 bytes per pair and feature
         (e.g. 128 MB per feature for 2,000 samples). None picks a cache-sized block of
@@ -262,7 +262,7 @@ class DistanceRankRanker(BaseRanker):
 
 def _peak_bytes(m: int, n: int, n_pairs: int, block: int, jobs: int) -> float:
     """Peak bytes of :meth:`DistanceRankRanker._score` (measured with tracemalloc,
-    ``benchmarks/bench_memory.py``): the pair indices and the total-distance ranks stay
+    ``benchmarks/memory/bench_memory.py``): the pair indices and the total-distance ranks stay
     alive (24 bytes a pair; 16 when no totals tie), and every block being ranked holds
     its differences, sort orders and ranks (40 bytes a pair and feature; 34 without
     ties). Ties are assumed, so the estimate is at most ~1.3 times the peak without them.

@@ -250,7 +250,7 @@ class SPECRanker(BaseRanker):
 def _dense_peak_bytes(m: int, n: int) -> float:
     """Peak bytes of a style >= 2 fit on the dense RBF kernel: the kernel and the
     normalised matrix built from it, with one temporary, all m x m float64 (measured
-    with tracemalloc, ``benchmarks/bench_memory.py``)."""
+    with tracemalloc, ``benchmarks/memory/bench_memory.py``)."""
     return 24.0 * m * m + 16.0 * m * n
 
 

@@ -45,7 +45,7 @@ class UReliefRanker(BaseRanker):
     block's distances to all samples come from one ``cdist`` call, and the neighbours'
     contributions are summed with matrix products, so no ``n_samples x n_samples`` matrix
     is held at once. Time grows as ``I * n_samples * n_features`` (linear in the features;
-    about 2 s of CPU for 800 x 4,000, ``benchmarks/bench_width_rankers.py``) and memory as
+    about 2 s of CPU for 800 x 4,000, ``benchmarks/speed/bench_width_rankers.py``) and memory as
     the data plus ~8 MB of blocks.
 
     Parameters
