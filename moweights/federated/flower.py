@@ -159,7 +159,9 @@ __all__ = [  # noqa: F822
 
 #: the site's own log (Python logging in the ClientApp's process, which writes to the
 #: SuperNode's stderr unless the site configures logging): every failure in full, at ERROR
-#: (named as before the module moved here, so a site's logging configuration still applies)
+#: (named after this module: ``moweights.federated.flower``; before the apps moved up from
+#: aggregation it was ``aggregation.federated.flower``, which a site's logging configuration
+#: may still name)
 _LOG = logging.getLogger(__name__)
 
 #: the one message a site answers (Flower's "query" category, action "rank")
