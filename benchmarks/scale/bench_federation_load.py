@@ -1,6 +1,6 @@
 """The real Flower deployment under load: N sites on 127.0.0.1, some killed mid-round.
 
-A SuperLink and one SuperNode per site (``aggregation.federated.LocalDeployment``), each
+A SuperLink and one SuperNode per site (``moweights.federated.LocalDeployment``), each
 site with its own csv file. Every site ranks with a plugin ranker that sleeps ``--delay``
 seconds before ranking (the window in which ``--kill`` sites are killed: SIGKILL to their
 SuperNode's process group, once they have started ranking). Reported: the run's wall time
