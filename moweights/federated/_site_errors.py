@@ -32,7 +32,8 @@ from rankers.exceptions import (
 
 
 class NodeConfigError(InvalidParameterError):
-    """A SuperNode's node config does not fit the run (no data-path, an unlisted site name)."""
+    """A SuperNode's node config does not fit the run (no data-path, an unlisted site name,
+    a genes-as-rows that is not a boolean)."""
 
 
 GENERIC = "the site could not rank its data"
@@ -41,7 +42,7 @@ GENERIC = "the site could not rank its data"
 _MESSAGES: dict[type[BaseException], str] = {
     NodeConfigError: (
         "the SuperNode's node config does not fit this run "
-        "(no data-path, or a site name the run does not list)"
+        "(no data-path, a site name the run does not list, or a genes-as-rows not true or false)"
     ),
     FeatureMismatchError: "the site's features differ from the requested ones",
     UnknownRankerError: "the requested ranker is not installed at the site",

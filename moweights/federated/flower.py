@@ -91,7 +91,10 @@ and through TLS; ``--insecure`` is for a trusted network only)::
 
 Node config (``--node-config``, per site): ``site`` (its name; default ``node-<id>``),
 ``data-path`` (an absolute path to a .csv/.tsv/.parquet file on the site), ``target`` (the
-target column, for supervised rankers; overrides the run's ``target``).
+target column, for supervised rankers; overrides the run's ``target``), ``genes-as-rows``
+(``true`` when the file holds one row per feature and one column per sample, its first column
+naming the features and the target's row: :class:`~moweights.datafiles.SiteFile`'s
+``transpose``; default ``false``).
 
 Run config (``--run-config``; defaults in :data:`RUN_CONFIG`): ``ranker`` (registry name),
 ``ranker-params`` (a JSON object), ``target``, ``random-state`` (``-1`` = unseeded), ``sites``
@@ -243,11 +246,16 @@ def _rank_here(ask: Any, node: Mapping[str, Any], site: str) -> Any:
             "this SuperNode has no data-path: start it with "
             "--node-config \"data-path='/path/to/table.csv'\""
         )
+    genes_as_rows = node.get("genes-as-rows", False)
+    if not isinstance(genes_as_rows, bool):
+        raise NodeConfigError(
+            f"genes-as-rows must be true or false, got {genes_as_rows!r}: start the SuperNode "
+            'with --node-config "genes-as-rows=true" for a file with one row per feature'
+        )
     target = str(node.get("target") or ask["target"]) or None
     params = json.loads(str(ask["ranker-params"]))
-    ranking = rank_one_site(
-        SiteFile(str(path)), str(ask["ranker"]), params, target, None if seed < 0 else seed
-    )
+    data = SiteFile(str(path), transpose=genes_as_rows)
+    ranking = rank_one_site(data, str(ask["ranker"]), params, target, None if seed < 0 else seed)
     meta = {"site": site, "status": "ok", "method": ranking.method or ""}
     meta["features"] = list(ranking.names)
     arrays = {

@@ -267,8 +267,27 @@ def test_a_site_without_data_path_and_an_unlisted_run_are_reported(flwr_app, tmp
     assert list(got.rankings) == ["a"]
     assert got.failed["b"] == (
         "InvalidParameterError: the SuperNode's node config does not fit this run "
-        "(no data-path, or a site name the run does not list)"
+        "(no data-path, a site name the run does not list, or a genes-as-rows not true or false)"
     )
+
+
+def test_a_site_with_genes_as_rows_reads_its_file_turned(flwr_app, tmp_path, wine_sites):
+    """genes-as-rows = true: the site's file holds one row per feature (and the target's
+    row), read through SiteFile(transpose=True); the ranking is the one of the same data
+    with samples as rows. Anything but a boolean fails that site with the fixed message."""
+    turned = tmp_path / "site1_genes_as_rows.csv"
+    frame = pd.read_csv(wine_sites["site1"])
+    frame.T.rename_axis("feature").reset_index().to_csv(turned, index=False)
+    nodes = {
+        1: {"site": "a", "data-path": str(turned), "target": "label", "genes-as-rows": True},
+        2: {"site": "b", "data-path": str(turned), "target": "label", "genes-as-rows": "yes"},
+    }
+    _serve(flwr_app, InProcessGrid(nodes), tmp_path / "out", sites="a,b")
+    got = fl.read_result(tmp_path / "out")
+    want = rank_one_site(wine_sites["site1"], "variance", None, "label")
+    assert got.rankings["a"] == want
+    np.testing.assert_array_equal(got.rankings["a"].scores, want.scores)
+    assert got.failed["b"].startswith("InvalidParameterError: the SuperNode's node config")
 
 
 def test_a_site_with_other_features_stops_the_aggregation_but_its_rankings_are_kept(
