@@ -174,6 +174,8 @@ class PeerFit(_Fit):
     def setup(self, shape: str, peer: str) -> None:
         module = PEERS[peer][2]
         if module is None or importlib.util.find_spec(module) is None:
+            # asv's way to skip a parameter combination (its docs: "raise NotImplementedError
+            # in setup"); our runner (main) skips it the same way
             raise NotImplementedError(f"{peer}: `{module}` is not installed")
         self.run = prepare(peer_fit(peer), shape)
 
