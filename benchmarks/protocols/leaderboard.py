@@ -547,9 +547,11 @@ def main(argv: list[str] | None = None) -> dict:
                 f"| {m} | {w['wins']} | {w['losses']} | {w['p']:.3g} | {w['p_holm']:.3g} |"
             )
         lines += ["", f"Per data set ({score}, mean over folds):", "", _markdown(wide, ".4f"), ""]
+    left_out = [d.name for d in present if d not in datasets]
+    note = {n: " (a near copy of ORL)" for n in fits.NOT_INDEPENDENT}
     lines += [
-        f"Data sets missing here: {', '.join(missing)}; "
-        f"left out: {', '.join(fits.NOT_INDEPENDENT)} (a near copy of ORL).",
+        f"Data sets missing here: {', '.join(missing) or 'none'}; "
+        f"left out: {', '.join(n + note.get(n, '') for n in left_out) or 'none'}.",
         "",
     ]
     lines.append(f"Scoring took {time.perf_counter() - start:.0f} s.")

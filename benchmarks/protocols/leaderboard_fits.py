@@ -98,10 +98,12 @@ def list_datasets(data_dir: Path = DATA_DIR) -> tuple[list[Dataset], list[str]]:
 
 
 def load(dataset: Dataset) -> tuple[np.ndarray, np.ndarray]:
-    """``X`` as float64 and the labels re-coded 0..C-1 (the product's .mat reader)."""
+    """``X`` as float64 and the labels re-coded 0..C-1 (the product's reader: a ``.mat``
+    file's ``X``/``Y``, or a table's ``target`` column, as the UCI sets' PMLB files)."""
     from moweights.datasets import load_file
 
-    frame, target = load_file(dataset.path)
+    is_mat = Path(dataset.path).suffix == ".mat"
+    frame, target = load_file(dataset.path, None if is_mat else "target")
     _, y = np.unique(np.asarray(target), return_inverse=True)
     return frame.to_numpy(dtype=np.float64), y.astype(np.intp)
 
