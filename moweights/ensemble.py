@@ -97,9 +97,10 @@ class StackedRanker(BaseRanker):
     n_members : int or "auto", default="auto"
         How many of the best-scoring members are combined; ``"auto"``: those within
         ``margin`` of the best inner score (:func:`choose_members`), at most 5 (the
-        leaderboards' ``stacked_auto``: first on the supervised board, second on the
-        unsupervised one, and the one that finds XOR pairs on the atlas, where a fixed 3
-        averages relieff with members at chance).
+        leaderboards' ``stacked_auto``: second on the supervised board and third on the
+        unsupervised one, neither significantly different from the best single ranker, and
+        the one that finds XOR pairs on the atlas, where a fixed 3 averages relieff with
+        members at chance).
     margin : float, default=0.02
         For ``n_members="auto"``: how far from the best inner score a member may be
         (balanced accuracy points for classification; a relative share of the error for

@@ -387,6 +387,45 @@ def statistics(table: pd.DataFrame, higher: bool, singles: list[str]) -> dict:
     }
 
 
+def head_to_head(table: pd.DataFrame, higher: bool, best_single: str) -> list[dict]:
+    """The issue's three contenders pairwise: the best single ranker, the best aggregate
+    (lowest average rank of :data:`AGGREGATES`, the first of them on a tie) and the
+    product's ensemble ``stacked_auto``; Wilcoxon signed-rank (zsplit) per pair, Holm over
+    these three pairs. Empty when the table lacks an aggregate or the ensemble."""
+    from scipy.stats import wilcoxon
+
+    from aggregation.evaluation.stats import friedman
+
+    ranks = friedman(table, higher_is_better=higher).avg_ranks
+    aggregates = [m for m in AGGREGATES if m in ranks.index]
+    if not aggregates or "stacked_auto" not in table.columns:
+        return []
+    # equal average ranks (sums of the same ranks): the first in AGGREGATES' order
+    best_aggregate = min(aggregates, key=lambda m: (round(ranks[m], 9), AGGREGATES.index(m)))
+    names = [best_single, best_aggregate, "stacked_auto"]
+    pairs = [(names[0], names[1]), (names[0], names[2]), (names[1], names[2])]
+    rows = []
+    for a, b in pairs:
+        d = table[a] - table[b]
+        p = 1.0 if np.all(d == 0) else wilcoxon(table[a], table[b], zero_method="zsplit").pvalue
+        better = (d > 0) if higher else (d < 0)
+        worse = (d < 0) if higher else (d > 0)
+        rows.append(
+            {
+                "a": a,
+                "b": b,
+                "rank_a": float(ranks[a]),
+                "rank_b": float(ranks[b]),
+                "wins_a": int(better.sum()),
+                "wins_b": int(worse.sum()),
+                "p": float(p),
+            }
+        )
+    for row, q in zip(rows, holm(np.array([r["p"] for r in rows])), strict=True):
+        row["p_holm"] = float(q)
+    return rows
+
+
 def complete_table(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[str]]:
     """The largest table without gaps: drop, one at a time, the method or data set with the
     largest share of missing cells (methods first on a tie). Returns it and the dropped."""
@@ -519,6 +558,7 @@ def main(argv: list[str] | None = None) -> dict:
         table, dropped_methods, dropped_sets = complete_table(wide)
         stats = statistics(table, higher, [m for m in singles if m != "random"])
         stats.update(dropped_methods=dropped_methods, dropped_datasets=dropped_sets)
+        stats["head_to_head"] = head_to_head(table, higher, stats["best_single"])
         report["scores"][score] = stats
         ranks = pd.Series(stats["average_ranks"]).rename("average_rank")
         board = ranks.rename_axis("method").reset_index()
@@ -546,6 +586,20 @@ def main(argv: list[str] | None = None) -> dict:
             lines.append(
                 f"| {m} | {w['wins']} | {w['losses']} | {w['p']:.3g} | {w['p_holm']:.3g} |"
             )
+        if stats["head_to_head"]:
+            lines += [
+                "",
+                "Head to head: the best single ranker, the best aggregate and the ensemble "
+                "(`stacked_auto`), Wilcoxon signed-rank (zsplit), Holm over these three pairs:",
+                "",
+                "| a | b | average ranks | wins a / b | p | p (Holm) |",
+                "|---|---|---|---|---|---|",
+            ]
+            lines += [
+                f"| {h['a']} | {h['b']} | {h['rank_a']:.2f} / {h['rank_b']:.2f} | "
+                f"{h['wins_a']} / {h['wins_b']} | {h['p']:.3g} | {h['p_holm']:.3g} |"
+                for h in stats["head_to_head"]
+            ]
         lines += ["", f"Per data set ({score}, mean over folds):", "", _markdown(wide, ".4f"), ""]
     left_out = [d.name for d in present if d not in datasets]
     note = {n: " (a near copy of ORL)" for n in fits.NOT_INDEPENDENT}

@@ -45,6 +45,42 @@ def test_average_ranks_are_those_of_the_score_table(protocol):
     assert {"random", *AGGREGATES, *ENSEMBLES} <= set(board.index)
 
 
+@pytest.mark.parametrize("board", ["supervised", "unsupervised", "uci/supervised"])
+def test_the_head_to_head_p_values_re_derive_from_the_score_table(board):
+    """stats.json's three contenders (best single, best aggregate, stacked_auto) are the
+    board's, and their Wilcoxon-Holm p-values follow from the committed score table."""
+    import json
+
+    from scipy.stats import wilcoxon
+
+    protocol = board.split("/")[-1]
+    score, higher = HEADLINE[protocol]
+    stats = json.loads((BOARD / board / "stats.json").read_text())["scores"][score]
+    rows = stats["head_to_head"]
+    ranks = pd.Series(stats["average_ranks"])
+    singles = [m for m in ranks.sort_values().index if m not in AGGREGATES | ENSEMBLES]
+    order = ("mean_rank", "borda", "kemeny_top32", "generic_tol")  # the scorer's tie order
+    best_aggregate = min(order, key=lambda m: (round(ranks[m], 9), order.index(m)))
+    assert [(r["a"], r["b"]) for r in rows] == [
+        (stats["best_single"], best_aggregate),
+        (stats["best_single"], "stacked_auto"),
+        (best_aggregate, "stacked_auto"),
+    ]
+    assert stats["best_single"] == next(m for m in singles if m != "random")
+    wide = pd.read_csv(BOARD / board / f"scores_{score}.csv", index_col=0)
+    table = wide[list(ranks.index)].dropna(axis=0)
+    raw = np.array([wilcoxon(table[r["a"]], table[r["b"]], zero_method="zsplit").pvalue
+                    for r in rows])  # fmt: skip
+    # the table holds 6 significant digits: p moves only where two scores tie there
+    np.testing.assert_allclose([r["p"] for r in rows], raw, rtol=0.05)
+    order = np.argsort(raw)
+    holm = np.maximum.accumulate((3 - np.arange(3)) * raw[order]).clip(max=1)
+    np.testing.assert_allclose([r["p_holm"] for r in rows], holm[np.argsort(order)], rtol=0.05)
+    for r in rows:
+        d = table[r["a"]] - table[r["b"]]
+        assert r["wins_a"] == int(((d > 0) if higher else (d < 0)).sum())
+
+
 def test_the_uci_board_ranks_its_own_table():
     """The held-out UCI board (7 low-dimensional sets the ensemble's design never saw):
     Friedman ranks of its table, the same methods as the main supervised board."""
@@ -101,24 +137,31 @@ def test_colon_fold_scores_re_derive_from_the_committed_orders(monkeypatch):
         np.testing.assert_allclose(got, want, rtol=1e-5, err_msg=method)
 
 
+def _best_single(board: pd.Series) -> str:
+    return next(m for m in board.index if m not in AGGREGATES | ENSEMBLES | {"random"})
+
+
 def test_the_readme_quotes_the_boards():
-    """Every average rank the README's first screen quotes is the board's, and the
-    weighting's place is its place."""
+    """Every average rank the README's first screen quotes is the board's: each board's best
+    single ranker (named), the ensemble, the aggregates' range, random, the weighting's place
+    and the boards' sizes."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     start = readme.index("What the leaderboards show")
     text = readme[start : readme.index("\n\n", start)]
-    sup = pd.read_csv(BOARD / "supervised.csv").set_index("method")["average_rank"]
-    uns = pd.read_csv(BOARD / "unsupervised.csv").set_index("method")["average_rank"]
-    quoted = [
-        (sup, "jmi"), (sup, "stacked_auto"), (uns, "ndfs"), (uns, "stacked_auto"),
-        (uns, "stacked_top3"), (uns, "random"),
-    ]  # fmt: skip
-    for board, method in quoted:
-        assert f"{board[method]:.2f}" in text, method
-    aggregates = sup[sorted(AGGREGATES)]
-    assert f"{aggregates.min():.1f}-{aggregates.max():.1f}" in text
-    assert sup.index[0] == "jmi" and sup.index[1] == "stacked_auto"
-    assert uns.drop(["stacked_auto", "stacked_top3", "stacked_top1"]).index[0] == "random"
+    boards = {
+        name: pd.read_csv(BOARD / f"{name}.csv").set_index("method")
+        for name in ("supervised", "unsupervised")
+    }
+    for name, frame in boards.items():
+        ranks = frame["average_rank"]
+        best = _best_single(ranks)
+        assert f"`{best}` {ranks[best]:.2f}" in text, (name, best)
+        assert f"{ranks['stacked_auto']:.2f}" in text, name
+        aggregates = ranks[sorted(AGGREGATES)]
+        assert f"{aggregates.min():.1f}-{aggregates.max():.1f}" in text, name
+        assert f"{name}, {frame['n_datasets'].iloc[0]} sets" in text
+    uns = boards["unsupervised"]["average_rank"]
+    assert f"{uns['stacked_top3']:.2f}" in text and f"{uns['random']:.2f}" in text
+    sup = boards["supervised"]["average_rank"]
     place = list(sup.index).index("mo_weighting") + 1
     assert f"{place}th of {len(sup)}" in text
-    assert f"supervised, {pd.read_csv(BOARD / 'supervised.csv')['n_datasets'][0]} sets" in text
