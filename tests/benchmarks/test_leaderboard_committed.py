@@ -118,6 +118,15 @@ def test_the_supervised_board_holds_every_fitted_classification_ranker():
     assert every <= set(board["method"]), sorted(every - set(board["method"]))
 
 
+def test_the_unsupervised_board_holds_every_unsupervised_ranker():
+    import rankers
+
+    table = rankers.available()
+    every = set(table.loc[~table["requires_y"], "name"])
+    board = pd.read_csv(BOARD / "unsupervised.csv")
+    assert every <= set(board["method"]), sorted(every - set(board["method"]))
+
+
 @pytest.mark.skipif(not (DATA / "colon.mat").is_file(), reason="needs ../shared/data")
 def test_colon_fold_scores_re_derive_from_the_committed_orders(monkeypatch):
     from benchmarks.protocols import leaderboard
