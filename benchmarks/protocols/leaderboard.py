@@ -350,7 +350,8 @@ def statistics(table: pd.DataFrame, higher: bool, singles: list[str]) -> dict:
 
     fr = friedman(table, higher_is_better=higher)
     ne = nemenyi(table, higher_is_better=higher)
-    ranks = fr.avg_ranks.sort_values()
+    # equal average ranks: the table's column order (stable sort), never the sort's whim
+    ranks = fr.avg_ranks.sort_values(kind="stable")
     best = next(m for m in ranks.index if m in singles)
     others = [m for m in ranks.index if m != best]
     raw = []
@@ -387,22 +388,22 @@ def statistics(table: pd.DataFrame, higher: bool, singles: list[str]) -> dict:
     }
 
 
-def head_to_head(table: pd.DataFrame, higher: bool, best_single: str) -> list[dict]:
+def head_to_head(table: pd.DataFrame, higher: bool, stats: dict) -> list[dict]:
     """The issue's three contenders pairwise: the best single ranker, the best aggregate
     (lowest average rank of :data:`AGGREGATES`, the first of them on a tie) and the
     product's ensemble ``stacked_auto``; Wilcoxon signed-rank (zsplit) per pair, Holm over
-    these three pairs. Empty when the table lacks an aggregate or the ensemble."""
+    these three pairs (``stats``: :func:`statistics` of the same table, whose average ranks
+    and best single ranker it reads). Empty when the table lacks an aggregate or the
+    ensemble."""
     from scipy.stats import wilcoxon
 
-    from aggregation.evaluation.stats import friedman
-
-    ranks = friedman(table, higher_is_better=higher).avg_ranks
-    aggregates = [m for m in AGGREGATES if m in ranks.index]
+    ranks = stats["average_ranks"]
+    aggregates = [m for m in AGGREGATES if m in ranks]
     if not aggregates or "stacked_auto" not in table.columns:
         return []
     # equal average ranks (sums of the same ranks): the first in AGGREGATES' order
     best_aggregate = min(aggregates, key=lambda m: (round(ranks[m], 9), AGGREGATES.index(m)))
-    names = [best_single, best_aggregate, "stacked_auto"]
+    names = [stats["best_single"], best_aggregate, "stacked_auto"]
     pairs = [(names[0], names[1]), (names[0], names[2]), (names[1], names[2])]
     rows = []
     for a, b in pairs:
@@ -558,7 +559,7 @@ def main(argv: list[str] | None = None) -> dict:
         table, dropped_methods, dropped_sets = complete_table(wide)
         stats = statistics(table, higher, [m for m in singles if m != "random"])
         stats.update(dropped_methods=dropped_methods, dropped_datasets=dropped_sets)
-        stats["head_to_head"] = head_to_head(table, higher, stats["best_single"])
+        stats["head_to_head"] = head_to_head(table, higher, stats)
         report["scores"][score] = stats
         ranks = pd.Series(stats["average_ranks"]).rename("average_rank")
         board = ranks.rename_axis("method").reset_index()

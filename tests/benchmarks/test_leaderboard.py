@@ -220,6 +220,32 @@ def test_holm_and_complete_table(lb):
     assert methods == ["b"] and sets == ["s3"] and list(kept.columns) == ["a", "c"]
 
 
+def test_equal_average_ranks_resolve_by_a_fixed_order(lb):
+    """Two single rankers and three aggregates with exactly equal scores on every set: the
+    best single is the first of them in the table's columns (the score table's are sorted
+    by name), the best aggregate the first of AGGREGATES whatever the columns' order."""
+    _, leaderboard, _ = lb
+    rng = np.random.default_rng(0)
+    base = rng.random(8)
+    # 20 worse singles around the tie: enough columns for an unstable sort to reorder it
+    worse = {f"w{i:02d}": base - 0.3 - 0.01 * i for i in range(20)}
+    cols = {
+        **dict(list(worse.items())[:10]),
+        "borda": base - 0.1, "generic_tol": base - 0.1, "jmi": base, "mean_rank": base - 0.1,
+        "mrmr": base, "stacked_auto": base + rng.normal(0, 0.05, 8),
+        **dict(list(worse.items())[10:]),
+    }  # fmt: skip
+    singles = ["jmi", "mrmr", *worse]
+    for names, best in ((list(cols), "jmi"), (list(reversed(cols)), "mrmr")):
+        table = pd.DataFrame({n: cols[n] for n in names}, index=range(8))
+        stats = leaderboard.statistics(table, True, singles)
+        assert stats["best_single"] == best
+        rows = leaderboard.head_to_head(table, True, stats)
+        pairs = [(r["a"], r["b"]) for r in rows]
+        assert pairs == [(best, "mean_rank"), (best, "stacked_auto"), ("mean_rank", "stacked_auto")]
+        assert rows[0]["wins_a"] == 8 and rows[0]["wins_b"] == 0
+
+
 def test_the_harness_ensemble_is_the_product_ranker(lb):
     """stacked_top3 of fold f = moweights.ensemble.StackedRanker fitted on that training part."""
     fits, leaderboard, data = lb
