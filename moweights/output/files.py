@@ -452,6 +452,26 @@ class ResultsFolder(ABC):
         }
         atomic_write(self.path / MANIFEST, json_text(manifest))
 
+    def _manifest_after_failure(self, status: str, message: str | None) -> None:
+        """The manifest after a write failed: the status and reason, with the checksums
+        of the files as they are now (:attr:`files` changes only once a file is written).
+
+        On a full disk the new manifest may not fit beside the old one, whose checksums
+        no longer hold for the files rewritten since: the old one is removed first to free
+        its space. Should even that fail, the folder is left without a manifest (never
+        taken for complete, nor a manifest saying "running" about files it does not
+        describe).
+        """
+        try:
+            self._manifest(status, message)
+            return
+        except OSError:
+            pass
+        with contextlib.suppress(OSError):
+            os.unlink(self.path / MANIFEST)
+        with contextlib.suppress(OSError):
+            self._manifest(status, message)
+
     @abstractmethod
     def finish(self, result, seconds: float) -> None:
         """Write the final tables with ``result.status``, then the figures and report."""
@@ -495,7 +515,7 @@ class ResultsFolder(ABC):
                 self.write(result, status=result.status)
             except Exception:  # the disk is still full: at least the small manifest
                 with contextlib.suppress(Exception):
-                    self._manifest(result.status, "; ".join(result.notes) or None)
+                    self._manifest_after_failure(result.status, "; ".join(result.notes) or None)
 
     @contextlib.contextmanager
     def finishing(self, result, start: float, interrupted: str) -> Iterator[None]:

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from aggregation import GenericRanking, Ranking
+from moweights.errors import OutputWriteError
 from moweights.output.baselines import (
     RANDOM_CLASS,
     RANDOM_ECA,
@@ -351,21 +352,25 @@ class RunFolder(ResultsFolder):
             as_json = {k: records(v) for k, v in evaluation.items() if v is not None}
             as_json["statistics"] = tables.get("statistics.json")
             tables["evaluation.json"] = as_json
-        for name, value in tables.items():
-            if value is None:
-                continue
-            if name.endswith(".json"):
-                self._put(name, json_text(value))
-                continue
-            frame, index = value if isinstance(value, tuple) else (value, None)
-            if index is None:
-                index = not isinstance(frame.index, pd.RangeIndex)
-            self._put(name, self._csv(name, frame, index))
-        summary = _summary(
-            result, status, sorted(self.files), features, tables.get("aggregated.json")
-        )
-        self._put("summary.json", json_text(summary))
-        self._manifest(status, "; ".join(result.notes) or None)
+        try:
+            for name, value in tables.items():
+                if value is None:
+                    continue
+                if name.endswith(".json"):
+                    self._put(name, json_text(value))
+                    continue
+                frame, index = value if isinstance(value, tuple) else (value, None)
+                if index is None:
+                    index = not isinstance(frame.index, pd.RangeIndex)
+                self._put(name, self._csv(name, frame, index))
+            summary = _summary(
+                result, status, sorted(self.files), features, tables.get("aggregated.json")
+            )
+            self._put("summary.json", json_text(summary))
+            self._manifest(status, "; ".join(result.notes) or None)
+        except OutputWriteError as exc:  # a full disk: the manifest must not say "running"
+            self._manifest_after_failure("failed", "; ".join([*result.notes, str(exc)]))
+            raise
 
     def _csv(self, name: str, frame: pd.DataFrame, index: bool) -> str:
         """``csv_text(frame, index=index)``, or the text of the previous write of ``name``

@@ -24,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from moweights.errors import OutputWriteError
 from moweights.output.files import (
     ResultsFolder,
     csv_text,
@@ -123,13 +124,18 @@ class StudyFolder(ResultsFolder):
 
     def write(self, result, status: str = "running") -> None:
         """(Re)write the study's tables, then its summary and manifest."""
-        for name, value in _tables(result).items():
-            if name.endswith(".json"):
-                self._put(name, json_text(value))
-            else:
-                self._put(name, csv_text(value, index=not isinstance(value.index, pd.RangeIndex)))
-        self._put("summary.json", json_text(_summary(result, status, sorted(self.files))))
-        self._manifest(status, "; ".join(result.notes) or None)
+        try:
+            for name, value in _tables(result).items():
+                if name.endswith(".json"):
+                    self._put(name, json_text(value))
+                else:
+                    index = not isinstance(value.index, pd.RangeIndex)
+                    self._put(name, csv_text(value, index=index))
+            self._put("summary.json", json_text(_summary(result, status, sorted(self.files))))
+            self._manifest(status, "; ".join(result.notes) or None)
+        except OutputWriteError as exc:  # a full disk: the manifest must not say "running"
+            self._manifest_after_failure("failed", "; ".join([*result.notes, str(exc)]))
+            raise
 
     def finish(self, result, seconds: float) -> None:
         """Final tables with the study's status, then the CD diagrams and report.html,

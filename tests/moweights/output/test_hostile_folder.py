@@ -1,0 +1,107 @@
+"""Nothing outside the folder a command was given is written, followed or deleted, and
+inside it only what the command wrote (issue 48, items 1-6).
+
+Beside ``test_output_folder.py``: a full disk, files the user names for writing, planted
+manifests, a folder of another config's run, cache entries edited by hand, SIGTERM.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import moweights.output.files as files
+from moweights.config import parse_config
+from moweights.errors import OutputWriteError
+from moweights.pipeline import run
+
+SCRIPT = Path(sys.executable).with_name("moweights")
+RAW = {
+    "data": {"builtin": "iris"},
+    "rankers": [{"name": "variance"}, {"name": "laplacian"}],
+    "evaluation": {"enabled": False},
+    "run": {"verbose": 0},
+}
+
+
+def _command(*args: str, cwd: Path, timeout: float = 300, **kw) -> subprocess.CompletedProcess:
+    command = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "moweights"]
+    return subprocess.run(
+        [*command, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, **kw
+    )
+
+
+def _error_line(proc: subprocess.CompletedProcess | None, err: str, code: int, got: int) -> str:
+    assert got == code, (got, err)
+    assert "Traceback" not in err, err
+    lines = [line for line in err.strip().splitlines() if line.startswith("error: ")]
+    assert lines, err
+    return lines[0]
+
+
+def _manifest(out: Path) -> dict:
+    return json.loads((out / "manifest.json").read_text())
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# ------------------------------------------------- item 1: a full disk while the tables are written
+class _Disk:
+    """A file system of 4 kB blocks that is full from the moment ``trigger`` is written
+    (``trigger(name, data)`` True): from then a write fits only into space freed."""
+
+    BLOCK = 4096
+
+    def __init__(self, root: Path, trigger):
+        self.root, self.trigger, self.budget = root, trigger, None
+
+    def used(self) -> int:
+        blocks = 0
+        for p in self.root.rglob("*"):
+            if p.is_file() and not p.is_symlink():
+                blocks += -(-p.stat().st_size // self.BLOCK)
+        return blocks * self.BLOCK
+
+    def write(self, real):
+        def atomic_write(path, data):
+            raw = data.encode() if isinstance(data, str) else data
+            if self.budget is None and self.trigger(Path(path).name, raw):
+                self.budget = self.used()  # full now
+            if self.budget is not None:
+                need = -(-len(raw) // self.BLOCK) * self.BLOCK
+                # the temporary file is written while the old file still holds its blocks
+                if self.used() + need > self.budget:
+                    raise OutputWriteError(
+                        f"cannot write {path}: No space left on device",
+                        path=path,
+                        errno=errno.ENOSPC,
+                    )
+            return real(path, data)
+
+        return atomic_write
+
+
+def test_a_full_disk_while_the_tables_are_written_leaves_no_running_manifest(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    # full when the second ranker's tables are written: scores.csv and ranks.csv are
+    # rewritten with its column, then features.csv does not fit
+    disk = _Disk(out, lambda name, data: name == "features.csv" and b"laplacian" in data)
+    big = {**RAW, "data": {"builtin": "digits"}}
+    monkeypatch.setattr(files, "atomic_write", disk.write(files.atomic_write))
+    with pytest.raises(OutputWriteError, match="No space left on device"):
+        run(parse_config(big), out)
+    assert disk.budget is not None
+    manifest = _manifest(out)
+    assert manifest["status"] == "failed", manifest["status"]
+    assert "features.csv" in manifest["message"] and "No space left" in manifest["message"]
+    for name, entry in manifest["files"].items():  # every checksum holds for the file
+        assert entry["sha256"] == _sha(out / name), name
+    assert not (out / ".moweights.lock").exists()
