@@ -180,6 +180,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     sch.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     sch.add_argument(
+        "-f", "--force", action="store_true", help="overwrite FILE if it exists (-o FILE)"
+    )
+    sch.add_argument(
         "--format",
         choices=("json", "markdown"),
         default="json",
@@ -414,25 +417,41 @@ def _init(args, verbosity: int) -> int:
     from moweights.config.export import example_config
 
     path = Path(args.path)
-    if path.exists() and not args.force:
-        raise _UsageError(f"{path} exists; pass --force to overwrite it")
-    _write(path, example_config())
+    _write(path, example_config(), force=args.force)
     load_config(path)  # what we write must be valid
     if verbosity:
         print(f"wrote {path}; run it with: moweights run {path}")
     return EXIT_OK
 
 
-def _write(path: Path, text: str) -> None:
-    """Write a file the user named; a path that cannot take it is bad usage (exit 2)."""
+def _write(path: Path, text: str, *, force: bool) -> None:
+    """Write a file the user named (``init``, ``schema -o``); what it cannot be is bad usage
+    (exit 2): an existing file without ``force``, a symbolic link (never written through,
+    not even with ``force``), a path whose folder does not exist (never made here)."""
+    from moweights.output.files import atomic_write
+
     for parent in path.parents:
         if parent.exists():
             if not parent.is_dir():
                 raise _UsageError(f"cannot write {path}: {parent} is a file, not a folder")
             break
+    if path.is_symlink():
+        raise _UsageError(
+            f"cannot write {path}: it is a symbolic link (to {os.readlink(path)}), and "
+            "moweights does not write through links: name the file itself, or delete the link"
+        )
+    if path.is_dir():
+        raise _UsageError(f"cannot write {path}: it is a folder; name a file")
+    if path.exists() and not force:
+        raise _UsageError(f"{path} exists; pass --force to overwrite it")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise _UsageError(
+            f"cannot write {path}: the folder {folder} does not exist; create it first "
+            f"(mkdir -p {folder})"
+        )
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        atomic_write(path, text)
     except OSError as exc:
         raise _UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
@@ -470,7 +489,7 @@ def _schema(args, verbosity: int) -> int:
         text = json.dumps(json_schema(ranker_params_schemas()), indent=2, ensure_ascii=False)
         text += "\n"
     if args.output:
-        _write(Path(args.output), text)
+        _write(Path(args.output), text, force=args.force)
         if verbosity:
             print(f"wrote {args.output}")
     else:

@@ -316,10 +316,11 @@ def markdown() -> str:
     out = [
         "# Config file reference",
         "",
-        "Generated from `moweights/config/schema.py` by `moweights schema --format markdown -o "
-        "docs/config.md`; the JSON Schema for editors is `docs/config-schema.json` "
-        "(`moweights schema -o docs/config-schema.json`). `moweights init` writes a commented "
-        "example, `moweights validate CONFIG` checks a file and reports every problem at once.",
+        "Generated from `moweights/config/schema.py` by `moweights schema --format markdown "
+        "--force -o docs/config.md`; the JSON Schema for editors is `docs/config-schema.json` "
+        "(`moweights schema --force -o docs/config-schema.json`). `moweights init` writes a "
+        "commented example, `moweights validate CONFIG` checks a file and reports every "
+        "problem at once.",
         "",
         "A config is TOML. Data paths are relative to the config file, the output folder to "
         "the working directory. Any key can be overridden on the command line: "

@@ -231,11 +231,13 @@ def test_json_schema_is_committed_and_up_to_date(repo):
     committed = json.loads((repo / "docs" / "config-schema.json").read_text(encoding="utf-8"))
     fresh = json_schema(ranker_params_schemas())
     assert committed == fresh, (
-        "docs/config-schema.json is stale: run `moweights schema -o docs/config-schema.json`"
+        "docs/config-schema.json is stale: run "
+        "`moweights schema --force -o docs/config-schema.json`"
     )
     docs = (repo / "docs" / "config.md").read_text(encoding="utf-8")
     assert docs == markdown(), (
-        "docs/config.md is stale: run `moweights schema --format markdown -o docs/config.md`"
+        "docs/config.md is stale: run "
+        "`moweights schema --format markdown --force -o docs/config.md`"
     )
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import moweights.output.files as files
+from moweights.cli import main
 from moweights.config import parse_config
 from moweights.errors import OutputWriteError
 from moweights.pipeline import run
@@ -105,3 +106,38 @@ def test_a_full_disk_while_the_tables_are_written_leaves_no_running_manifest(tmp
     for name, entry in manifest["files"].items():  # every checksum holds for the file
         assert entry["sha256"] == _sha(out / name), name
     assert not (out / ".moweights.lock").exists()
+
+
+# ------------------------------------------------- item 2: files the user names for writing
+@pytest.mark.parametrize(("command", "suffix"), [(["schema", "-o"], ".json"), (["init"], ".toml")])
+def test_a_named_file_is_not_overwritten_linked_through_or_given_new_folders(
+    tmp_path, capsys, command, suffix
+):
+    taken = tmp_path / f"taken{suffix}"
+    taken.write_text("mine\n")
+    assert main([*command, str(taken), "-q"]) == 2
+    assert capsys.readouterr().err.strip() == f"error: {taken} exists; pass --force to overwrite it"
+    assert taken.read_text() == "mine\n"
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched\n")
+    link = tmp_path / f"link{suffix}"
+    link.symlink_to(victim)
+    for force in ([], ["--force"]):  # not even --force writes through a link
+        assert main([*command, str(link), "-q", *force]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"error: cannot write {link}: it is a symbolic link"), err
+        assert "name the file itself, or delete the link" in err
+    assert victim.read_text() == "untouched\n" and link.is_symlink()
+
+    missing = tmp_path / "new" / "deeper" / f"x{suffix}"
+    assert main([*command, str(missing), "-q"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"error: cannot write {missing}: the folder {missing.parent} does not exist; "
+        f"create it first (mkdir -p {missing.parent})"
+    )
+    assert not (tmp_path / "new").exists()
+
+    assert main([*command, str(taken), "-q", "--force"]) == 0  # asked for: replaced
+    assert taken.read_text() != "mine\n"
