@@ -12,6 +12,10 @@ SPEC §4 fixes them, on min–max scaled data with the weighted Euclidean distan
 - C4 entropy: Eq. 2 with ``s_ij = exp(-α d_w(x_i, x_j))``, ``α = -ln 0.5 / mean d_w``,
   s_ij clipped to (ε, 1 − ε), averaged over pairs.
 
+Beside them, criteria that measure relevance instead of spread
+(:mod:`moweights.weighting.relevance`: FR, NCA, HM, SP, C3R), and named sets of
+objectives (:data:`PRESETS`): ``"paper"`` is the paper's ``("C1", "-C2", "-C3")``.
+
 Everything that does not depend on the weights is computed once in
 :class:`Criteria` (``fit`` time); evaluating a population ``W`` (P × n) is then one
 matrix product per criterion, with no Python loop over individuals or pairs.
@@ -22,7 +26,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.stats import rankdata
 
+from moweights.weighting.relevance import RELEVANCE, Relevance
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = [
@@ -30,6 +36,7 @@ __all__ = [
     "CRITERIA",
     "ENTROPY_DTYPE",
     "PRECISIONS",
+    "PRESETS",
     "Criteria",
     "n_entropy_pairs",
     "objective_label",
@@ -37,14 +44,35 @@ __all__ = [
     "peak_bytes",
 ]
 
-#: criterion -> (readable name, needs class labels)
-CRITERIA = {
+#: the paper's criteria -> (readable name, needs class labels)
+PAPER_CRITERIA = {
     "C1": ("intra-class dissimilarity", True),
     "C2": ("inter-class dissimilarity", True),
     "C3": ("attribute-class correlation", True),
     "C4": ("entropy", False),
 }
-ALIASES = {"intra": "C1", "inter": "C2", "correlation": "C3", "entropy": "C4"}
+#: every criterion -> (readable name, needs class labels): the paper's, then relevance.py's
+CRITERIA = {
+    **PAPER_CRITERIA,
+    "C3R": ("rank attribute-class correlation", True),
+    **{k: v[:2] for k, v in RELEVANCE.items()},
+}
+ALIASES = {
+    "intra": "C1",
+    "inter": "C2",
+    "correlation": "C3",
+    "entropy": "C4",
+    "fisher": "FR",
+    "nca": "NCA",
+    "margin": "HM",
+    "sparsity": "SP",
+    "rank_correlation": "C3R",
+}
+#: named sets of objectives: the paper's default row, and the default of MOWeighting
+PRESETS = {
+    "paper": ("C1", "-C2", "-C3"),
+    "relevance": ("-NCA", "SP"),
+}
 
 #: φ of Eq. 1 for a pair of samples of the same class (pairs of different classes: 1)
 PHI_SAME = -0.05
@@ -91,7 +119,7 @@ def parse_objectives(objectives) -> list[tuple[str, float]]:
       ``max:C4`` is the only way to maximise the entropy.
     """
     if isinstance(objectives, str):
-        objectives = [objectives]
+        objectives = PRESETS.get(objectives.strip().lower(), [objectives])
     out: list[tuple[str, float]] = []
     for item in objectives:
         if not isinstance(item, str) or not item.strip():
@@ -119,7 +147,8 @@ def parse_objectives(objectives) -> list[tuple[str, float]]:
             valid = ", ".join(list(CRITERIA) + list(ALIASES))
             raise InvalidParameterError(
                 f"unknown criterion {item!r}; valid: {valid} "
-                "(optionally with '-', or with 'min:' / 'max:')"
+                "(optionally with '-', or with 'min:' / 'max:'), or one of the named sets "
+                f"{', '.join(map(repr, PRESETS))} alone"
             )
         if key == "C4" and not colon:
             sign = 1.0  # the paper's "-C4" is the entropy of Eq. 2, minimised (see above)
@@ -140,6 +169,11 @@ def objective_label(key: str, sign: float) -> str:
     if sign > 0:
         return key
     return "max:C4" if key == "C4" else f"-{key}"
+
+
+def needs_labels(keys) -> bool:
+    """Whether any of the criteria ``keys`` needs class labels."""
+    return any(CRITERIA[key][1] for key in keys)
 
 
 def _pair_abs_sum(X: np.ndarray) -> np.ndarray:
@@ -218,7 +252,7 @@ class Criteria:
         X = np.asarray(self.X, dtype=np.float64)
         m, n = X.shape
         self.n_features = n
-        if any(CRITERIA[c][1] for c in self.needed):
+        if any(c in ("C1", "C2", "C3", "C3R") for c in self.needed):
             if self.y is None:
                 labelled = [c for c in self.needed if CRITERIA[c][1]]
                 raise InvalidInputError(
@@ -242,6 +276,13 @@ class Criteria:
             s_same = sum(_pair_abs_sum(X[codes == c]) for c in range(len(classes)))
             # Eq. 1 sums over j ≠ k (each unordered pair twice) and divides by m(m−1)/2
             self.c_ = 2.0 * (s_all - (1.0 - PHI_SAME) * s_same) / (m * (m - 1) / 2.0)
+            if "C3R" in self.needed:
+                # C3R: Eq. 1 on each feature's ranks scaled to [0, 1]: without ties every
+                # feature's ranks spread alike, so c(i) keeps only the class term
+                R = (rankdata(X, axis=0) - 1.0) / max(m - 1, 1)
+                r_all = _pair_abs_sum(R)
+                r_same = sum(_pair_abs_sum(R[codes == c]) for c in range(len(classes)))
+                self.c_rank_ = 2.0 * (r_all - (1.0 - PHI_SAME) * r_same) / (m * (m - 1) / 2.0)
         if "C4" in self.needed:
             n_pairs = m * (m - 1) // 2
             if n_entropy_pairs(m, self.max_pairs) < n_pairs:
@@ -264,6 +305,10 @@ class Criteria:
             diff -= Xt[:, j]
             self._pair_sq = np.square(diff, out=diff)  # (n, n_pairs)
             self.n_pairs = len(i)
+        relevance = [c for c in self.needed if c in RELEVANCE]
+        self._relevance = (
+            Relevance(X, self.y, relevance, self.max_pairs, self.rng) if relevance else None
+        )
 
     # --- the criteria: W is (P, n), each returns (P,) --------------------------------
     def intra(self, W: np.ndarray) -> np.ndarray:
@@ -280,6 +325,14 @@ class Criteria:
         out = np.zeros(len(W))
         ok = total > 0
         out[ok] = (W[ok] @ self.c_) / total[ok]
+        return out
+
+    def rank_correlation(self, W: np.ndarray) -> np.ndarray:
+        """C3R: Eq. 1's weighted mean of c(i) computed on ranks (0 when all w = 0)."""
+        total = W.sum(axis=1)
+        out = np.zeros(len(W))
+        ok = total > 0
+        out[ok] = (W[ok] @ self.c_rank_) / total[ok]
         return out
 
     def entropy(self, W: np.ndarray) -> np.ndarray:
@@ -321,4 +374,7 @@ class Criteria:
         """Objective matrix (P, len(objectives)) to minimise, signs applied."""
         W = np.atleast_2d(np.asarray(W, dtype=np.float64))
         table = {"C1": self.intra, "C2": self.inter, "C3": self.correlation, "C4": self.entropy}
+        table["C3R"] = self.rank_correlation
+        if self._relevance is not None:
+            table.update(self._relevance.table())
         return np.column_stack([sign * table[key](W) for key, sign in objectives])

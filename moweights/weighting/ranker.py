@@ -16,9 +16,10 @@ from tqdm.auto import tqdm
 from aggregation.combine import mean_rank
 from aggregation.ranking import Ranking
 from moweights.weighting.criteria import (
-    CRITERIA,
+    PAPER_CRITERIA,
     Criteria,
     n_entropy_pairs,
+    needs_labels,
     objective_label,
     parse_objectives,
     peak_bytes,
@@ -26,6 +27,7 @@ from moweights.weighting.criteria import (
 from moweights.weighting.nsga2 import native_termination, nsga2, pymoo_nsga2
 from moweights.weighting.problem import WeightingProblem
 from moweights.weighting.width import (
+    AUTO_SEEDS,
     AUTO_WIDTH,
     SLOW_SEARCH,
     check_preselect,
@@ -243,7 +245,15 @@ class MOWeighting(BaseRanker):
         self.verbose = verbose
 
     def _needs_labels(self) -> bool:
-        return any(CRITERIA[key][1] for key, _ in parse_objectives(self.objectives))
+        return needs_labels(key for key, _ in parse_objectives(self.objectives))
+
+    def _seed_rankers(self):
+        """``seed_rankers`` with "auto" resolved: the filters for the relevance criteria,
+        pymoo's uniform random start (None) for the paper's criteria alone."""
+        if not (isinstance(self.seed_rankers, str) and self.seed_rankers == "auto"):
+            return self.seed_rankers
+        keys = {key for key, _ in parse_objectives(self.objectives)}
+        return None if keys <= set(PAPER_CRITERIA) else AUTO_SEEDS[self._needs_labels()]
 
     def _requires_y(self) -> bool:
         # the tags' requires_y: C1-C3 need class labels, C4 alone does not; a bad
@@ -342,10 +352,11 @@ class MOWeighting(BaseRanker):
         n = X.shape[1]
         everything = np.arange(n)
         keep = check_preselect(self.preselect, n)
-        if keep is None and self.seed_rankers is None:
+        seed_rankers = self._seed_rankers()
+        if keep is None and seed_rankers is None:
             self.preselected_ = None
             return everything, None, None
-        filters = resolve_filters(self.seed_rankers, self._needs_labels())
+        filters = resolve_filters(seed_rankers, self._needs_labels())
         filter_seed = int(rng.randint(np.iinfo(np.int32).max))
         combined, orders = filter_order(filters, X, y, filter_seed)
         if keep is None:
@@ -365,7 +376,7 @@ class MOWeighting(BaseRanker):
             )
         names = self._feature_labels()[~self.constant_features_]
         self.preselected_ = None if rest is None else np.asarray(names[searched])
-        if self.seed_rankers is None:
+        if seed_rankers is None:
             return searched, rest, None
         # each filter's order restricted to the searched features, as positions in them
         position = np.full(n, -1, dtype=np.intp)
@@ -449,5 +460,6 @@ class MOWeighting(BaseRanker):
         """Check every parameter, the objectives' spelling and the seed rankers included."""
         super().validate_params()
         parse_objectives(self.objectives)
-        if self.seed_rankers is not None:
-            resolve_filters(self.seed_rankers, self._needs_labels())
+        seed_rankers = self._seed_rankers()
+        if seed_rankers is not None:
+            resolve_filters(seed_rankers, self._needs_labels())

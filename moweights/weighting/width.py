@@ -26,6 +26,7 @@ from rankers.exceptions import InvalidParameterError, MoweightsError
 from rankers.ties import order_desc
 
 __all__ = [
+    "AUTO_SEEDS",
     "AUTO_WIDTH",
     "DEFAULT_FILTERS",
     "SLOW_SEARCH",
@@ -39,6 +40,11 @@ __all__ = [
 #: the filter preselection uses when no ``seed_rankers`` are given: with a class target,
 #: with entropy (C4) alone
 DEFAULT_FILTERS = {True: ("anova_f",), False: ("laplacian",)}
+
+#: ``seed_rankers="auto"`` with any relevance criterion among the objectives (with a
+#: class target, without one): the search starts from sparse top-t sets of these filters
+#: (the relevance criteria reward few features well chosen; a uniform start holds none)
+AUTO_SEEDS = {True: ("anova_f",), False: ("laplacian",)}
 
 #: ``preselect="auto"`` searches every weight up to this many features and the filters'
 #: best this many above it: the plain search at 2,000 features finds about half of the
