@@ -4,6 +4,8 @@
   :class:`GenericRanking` (an ordered partition of the features).
 - :mod:`~aggregation.combine` (with :mod:`~aggregation.consensus`): combine several
   rankings into one; :data:`~aggregation.combine.METHODS` is the table of methods by name.
+- :mod:`aggregation.fusion`: fusions that survive failing members: Robust Rank
+  Aggregation (with a p-value per feature), reciprocal rank fusion, best-rank fusion.
 - :mod:`~aggregation.compare`: similarity of rankings, pairwise matrices, stability.
 - :mod:`~aggregation.uncertainty`: generic rankings with uncertainty (tolerant, from
   bootstrap resamples) and what incompatible rankings still share.
@@ -41,6 +43,7 @@ _EXPORTS = {
         "vote_table",
         "weighted_mean_rank",
     ),
+    "fusion": ("best_rank", "rra", "rra_pvalues", "rrf"),
     "compare": ("pairwise", "s_measure", "stability"),
     "uncertainty": (
         "agreement_profile",

@@ -15,10 +15,11 @@ Conventions shared by the rank-based combinations (:func:`mean_rank`, :func:`med
   order; features the method cannot separate keep that order in the result's ``order``
   (each function says which further keys it uses first).
 
-:func:`vote`, :func:`vote_table` and :func:`kemeny` live in :mod:`aggregation.consensus` and
-are importable from here too. :data:`METHODS` maps every method's name to its function: the
-one table every list of method names derives from (config keys, federated aggregates, the
-Flower run config).
+:func:`vote`, :func:`vote_table` and :func:`kemeny` live in :mod:`aggregation.consensus`, the
+fusions that survive failing members (:func:`rra`, :func:`rrf`, :func:`best_rank`) in
+:mod:`aggregation.fusion`; all are importable from here too. :data:`METHODS` maps every
+method's name to its function: the one table every list of method names derives from
+(config keys, federated aggregates, the Flower run config).
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ from aggregation.consensus import (
     vote,
     vote_table,
 )
+from aggregation.fusion.best_rank import best_rank
+from aggregation.fusion.rra import rra, rra_pvalues
+from aggregation.fusion.rrf import rrf
 from aggregation.ranking import AnyRanking, GenericRanking, Ranking, rank_vector
 from rankers.exceptions import InvalidParameterError
 
@@ -45,12 +49,16 @@ __all__ = [
     "KEMENY_MAX_BLOCK",
     "KEMENY_MAX_FEATURES",
     "METHODS",
+    "best_rank",
     "borda",
     "check_methods",
     "generic",
     "kemeny",
     "mean_rank",
     "median_rank",
+    "rra",
+    "rra_pvalues",
+    "rrf",
     "vote",
     "vote_table",
     "weighted_mean_rank",
@@ -329,7 +337,9 @@ def weighted_mean_rank(
 
 
 #: every combination by name, in the order lists of methods show them; "weighted_mean_rank"
-#: also needs ``weights``. Lists of method names derive from this table (``tuple(METHODS)``).
+#: also needs ``weights``; "rra", "rrf" and "best_rank" are the fusions that survive
+#: failing members (:mod:`aggregation.fusion`). Lists of method names derive from this
+#: table (``tuple(METHODS)``).
 METHODS: Mapping[str, Callable[..., AnyRanking]] = MappingProxyType(
     {
         "generic": generic,
@@ -339,6 +349,9 @@ METHODS: Mapping[str, Callable[..., AnyRanking]] = MappingProxyType(
         "weighted_mean_rank": weighted_mean_rank,
         "vote": vote,
         "kemeny": kemeny,
+        "rra": rra,
+        "rrf": rrf,
+        "best_rank": best_rank,
     }
 )
 

@@ -512,6 +512,9 @@ def test_every_list_of_method_names_is_the_table():
         "weighted_mean_rank",
         "vote",
         "kemeny",
+        "rra",
+        "rrf",
+        "best_rank",
     }
     rs = [Ranking.from_order(o) for o in (["a", "b", "c"], ["b", "a", "c"])]
     for name, combine in METHODS.items():
