@@ -8,7 +8,7 @@
   ``adata.uns[key_added]``) and :func:`rank_markers` (per group, stored as
   :func:`scanpy.tl.rank_genes_groups` stores it, so ``scanpy.get.rank_genes_groups_df``
   reads it); :func:`get_markers` reads the long table back.
-- :mod:`~moweights.scverse.markers`: :func:`markers`, one-vs-rest statistics (Welch's t
+- :mod:`~moweights.scverse.markers`: :func:`find_markers`, one-vs-rest statistics (Welch's t
   or the Wilcoxon rank-sum, log fold changes, p- and q-values, fraction expressing) and a
   consensus rank of the member rankers per group, on arrays, frames or sparse matrices.
 - :mod:`~moweights.scverse.plots`: :func:`plot_markers`, a dot plot of the top markers of
@@ -35,8 +35,8 @@ _EXPORTS = {
         "DIRECTIONS",
         "MARKER_COLUMNS",
         "TESTS",
+        "find_markers",
         "group_statistics",
-        "markers",
         "rank_positions",
     ),
     "plots": ("plot_markers",),

@@ -20,7 +20,7 @@ touched at all and the result is returned.
   ``evaluation`` (a data frame: ``method``, ``k``, ``metric``, ``mean``, ``std``,
   ``n_folds``).
 
-:func:`rank_markers` stores :func:`~moweights.scverse.markers.markers` as
+:func:`rank_markers` stores :func:`~moweights.scverse.markers.find_markers` as
 ``rank_genes_groups`` does (``params``, ``names``, ``scores``, ``pvals``, ``pvals_adj``,
 ``logfoldchanges`` as record arrays with one field per group, best first; ``pts`` and
 ``pts_rest`` as data frames), so ``scanpy.get.rank_genes_groups_df(adata, None,
@@ -41,7 +41,7 @@ import scipy.sparse as sp
 
 from aggregation.combine import METHODS, check_methods
 from aggregation.ranking import GenericRanking, Ranking
-from moweights.scverse.markers import markers, rank_positions
+from moweights.scverse.markers import find_markers, rank_positions
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = ["AnnDataInput", "from_anndata", "get_markers", "rank_features", "rank_markers"]
@@ -384,7 +384,7 @@ def rank_markers(
 ) -> Any:
     """Marker features of every group of ``adata.obs[groupby]``, stored as scanpy stores them.
 
-    The computation is :func:`~moweights.scverse.markers.markers` (one-vs-rest
+    The computation is :func:`~moweights.scverse.markers.find_markers` (one-vs-rest
     statistics of ``method``, the members' consensus order per group); the result goes
     to ``adata.uns[key_added]`` in :func:`scanpy.tl.rank_genes_groups`' layout, so
     ``scanpy.get.rank_genes_groups_df(adata, None, key=key_added)`` reads it. The base of
@@ -399,7 +399,7 @@ def rank_markers(
         A column of ``adata.obs`` holding the groups (cell types, clusters).
     rankers : str or sequence of str, default=("t_test", "wilcoxon")
         The members ordering each group's features (see
-        :func:`~moweights.scverse.markers.markers`).
+        :func:`~moweights.scverse.markers.find_markers`).
     layer : str, optional
         A key of ``adata.layers`` used instead of ``X``.
     key_added : str, default="moweights_markers"
@@ -428,7 +428,7 @@ def rank_markers(
         raise InvalidParameterError(f"groupby must name a column of adata.obs; got {groupby!r}")
     X, y, names = from_anndata(adata, groupby, layer=layer)
     base = adata.uns.get("log1p", {}).get("base") if "log1p" in adata.uns else None
-    table = markers(
+    table = find_markers(
         X,
         y,
         names,
@@ -506,7 +506,7 @@ def get_markers(adata: Any, key: str = "moweights_markers") -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        The columns of :func:`~moweights.scverse.markers.markers` (``group``,
+        The columns of :func:`~moweights.scverse.markers.find_markers` (``group``,
         ``feature``, ``rank``, ``score``, ``logfoldchange``, ``pvalue``, ``qvalue``,
         ``pct_in``, ``pct_out``, the members' ranks), the features kept per group best
         first; the statistics as stored (scores and fold changes in float32, as scanpy).

@@ -41,8 +41,8 @@ __all__ = [
     "DIRECTIONS",
     "MARKER_COLUMNS",
     "TESTS",
+    "find_markers",
     "group_statistics",
-    "markers",
     "rank_positions",
 ]
 
@@ -54,7 +54,7 @@ TESTS = ("t-test", "wilcoxon")
 #: ``rankby_abs=True``)
 DIRECTIONS = ("up", "down", "both")
 
-#: the columns of :func:`markers`' table, before one ``<member>.rank`` column per member
+#: the columns of :func:`find_markers`' table, before one ``<member>.rank`` column per member
 MARKER_COLUMNS = (
     "group",
     "feature",
@@ -299,7 +299,7 @@ def _check_members(members: Sequence[str] | str) -> list[str]:
     return out
 
 
-def markers(
+def find_markers(
     X: Any,
     y: Any,
     names: Sequence[str] | None = None,
@@ -373,7 +373,7 @@ def markers(
     >>> rng = np.random.default_rng(0)
     >>> X = np.log1p(rng.poisson(1.0, size=(60, 5)).astype(float))
     >>> X[:20, 0] += 2.0  # feature x0 marks group "a"
-    >>> table = markers(X, np.repeat(["a", "b", "c"], 20), rankers="t_test")
+    >>> table = find_markers(X, np.repeat(["a", "b", "c"], 20), rankers="t_test")
     >>> table.loc[table["group"] == "a", "feature"].iloc[0]
     'x0'
     """

@@ -39,7 +39,7 @@ def plot_markers(
     Parameters
     ----------
     table : DataFrame
-        A marker table: :func:`~moweights.scverse.markers.markers`, or
+        A marker table: :func:`~moweights.scverse.markers.find_markers`, or
         :func:`~moweights.scverse.anndata.get_markers` of an AnnData.
     n_top : int, default=5
         Markers per group.
