@@ -173,6 +173,10 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         self.validate_params()
         # the extremes below say whether every value is finite: no pass of its own
         Xc, names = check_X(X, accepts_sparse=self._accepts_sparse(), finite=False)
+        if sp.issparse(Xc) and not Xc.has_canonical_format:
+            # fit's own copy: duplicate entries summed (and indices sorted) before the
+            # sparse statistics read the stored values one by one
+            Xc.sum_duplicates()
         n = Xc.shape[1]
         self.n_features_in_ = n
         if names is not None:
@@ -513,7 +517,7 @@ def _column_extremes(X, sums: bool = False):
     once, not two or four times.
     """
     if sp.issparse(X):
-        lo, hi = X.min(axis=0).toarray().ravel(), X.max(axis=0).toarray().ravel()
+        lo, hi = _sparse_extremes(X)
         return (lo, hi, None, None) if sums else (lo, hi)
     step = max(1, _EXTREMES_BLOCK // (8 * max(X.shape[1], 1)))
     lo = hi = s1 = s2 = None
@@ -530,3 +534,25 @@ def _column_extremes(X, sums: bool = False):
             s1 += np.ones(len(block)) @ block
             s2 += np.einsum("ij,ij->j", block, block)
     return (lo, hi, s1, s2) if sums else (lo, hi)
+
+
+def _sparse_extremes(X) -> tuple[np.ndarray, np.ndarray]:
+    """Every column's smallest and largest value of a sparse matrix, its zeros included:
+    the numbers of ``X.min(axis=0)`` and ``X.max(axis=0)``, read along the stored values
+    of CSR ``X`` as they lie (scipy converts CSR to CSC for each of the two, a copy of
+    ``X`` and two passes over it). A NaN propagates, as there."""
+    X = X.tocsr()  # fit's X is CSR already: no copy
+    if not X.has_canonical_format:  # duplicates are summed first, as scipy does
+        X = X.copy()
+        X.sum_duplicates()
+    m, n = X.shape
+    lo = np.full(n, np.inf)
+    hi = np.full(n, -np.inf)
+    with np.errstate(invalid="ignore"):  # a NaN: fit names its column after this pass
+        np.minimum.at(lo, X.indices, X.data)
+        np.maximum.at(hi, X.indices, X.data)
+    # a column with fewer stored values than rows holds zeros too
+    zeros = np.bincount(X.indices, minlength=n) < m
+    np.minimum(lo, 0.0, out=lo, where=zeros)
+    np.maximum(hi, 0.0, out=hi, where=zeros)
+    return lo, hi

@@ -178,15 +178,89 @@ def _dense_moments(X: np.ndarray, y: np.ndarray, counts: np.ndarray, top=None):
     return means, per_class, lo, hi
 
 
+def _unsafe_exponents(top: np.ndarray) -> np.ndarray | None:
+    """The power of two each column is divided by before its squares are summed (0 for a
+    column whose largest absolute value ``top`` is inside ``_SAFE``), or None when every
+    column is safe: the class moments of such a column are in those units."""
+    with np.errstate(invalid="ignore"):
+        safe = (top >= _SAFE[0]) & (top <= _SAFE[1])
+    if safe.all():
+        return None
+    exponent = np.frexp(top)[1]
+    exponent[safe] = 0
+    return exponent
+
+
+#: stored values per block of rows of the sparse moments: their temporaries (codes,
+#: squares) stay near 16 MB whatever the size of ``X``
+_SPARSE_BLOCK = 1 << 20
+
+
+def _row_blocks(indptr: np.ndarray, step: int):
+    """``(r0, r1, a, b)``: consecutive blocks of rows of a CSR matrix holding about ``step``
+    stored values each (``indptr[r0] == a``, ``indptr[r1] == b``; at least one row)."""
+    m = indptr.size - 1
+    r0 = 0
+    while r0 < m:
+        r1 = int(np.searchsorted(indptr, indptr[r0] + step, side="right")) - 1
+        r1 = min(max(r1, r0 + 1), m)
+        yield r0, r1, int(indptr[r0]), int(indptr[r1])
+        r0 = r1
+
+
 def _sparse_moments(X, y: np.ndarray, counts: np.ndarray, top: np.ndarray):
-    """:func:`_dense_moments` of a CSR matrix from its stored values: O(nnz + C n)."""
+    """:func:`_dense_moments` of a CSR matrix from its stored values, every class at once.
+
+    One pass over the stored values, in blocks of rows (:data:`_SPARSE_BLOCK`): each
+    value's class and column make one code, and two weighted counts of the codes give
+    every class's sum and sum of squares of every column (O(nnz + C n), no CSC copy, no
+    copy of ``X``). The sums of squares around the class means follow as
+    ``Σx² - n_c μ_c²``; where that cancels (``n_c μ_c²`` above 100 times the result,
+    i.e. more than about 1e-13 of it lost) those columns are summed again around each
+    class's own mean (:func:`_sparse_moments_centred`), so the numbers are those of the
+    two-pass computation.
+    """
+    n = X.shape[1]
+    n_classes = counts.size
+    exponent = _unsafe_exponents(top)
+    size = n_classes * n
+    s1 = np.zeros(size)
+    s2 = np.zeros(size)
+    codes_of_rows = y.astype(np.int64) * n
+    step = max(_SPARSE_BLOCK, 4 * size)  # each block's counts cost O(size) to add up
+    for r0, r1, a, b in _row_blocks(X.indptr, step):
+        cols = X.indices[a:b]
+        key = np.repeat(codes_of_rows[r0:r1], np.diff(X.indptr[r0 : r1 + 1]))
+        key += cols
+        data = X.data[a:b]
+        if exponent is not None:
+            data = scale_by_power_of_two(data, -exponent[cols])
+        s1 += np.bincount(key, weights=data, minlength=size)
+        s2 += np.bincount(key, weights=data * data, minlength=size)
+    s1 = s1.reshape(n_classes, n)
+    s2 = s2.reshape(n_classes, n)
+    means = s1 / np.maximum(counts, 1.0)[:, None]
+    square_of_sum = s1 * means  # n_c mu_c^2
+    per_class = np.maximum(s2 - square_of_sum, 0.0)
+    with np.errstate(invalid="ignore"):
+        redo = np.flatnonzero(~(square_of_sum <= 100.0 * per_class).all(axis=0))
+    if redo.size:
+        sub = X[:, redo]
+        sub_exponent = None if exponent is None else exponent[redo]
+        means[:, redo], per_class[:, redo] = _sparse_moments_centred(sub, y, counts, sub_exponent)
+    return means, per_class
+
+
+def _sparse_moments_centred(X, y: np.ndarray, counts: np.ndarray, exponent=None):
+    """Per-class means and sums of squares of CSR ``X`` around each class's own mean
+    (two passes over its stored values); ``exponent``, when given, the power of two each
+    column is divided by first."""
     m, n = X.shape
     n_classes = counts.size
     rows = np.repeat(np.arange(m), np.diff(X.indptr))
     cols = X.indices
     data = X.data
-    if not (top.min() >= _SAFE[0] and top.max() <= _SAFE[1]):
-        _, exponent = np.frexp(top)
+    if exponent is not None:
         data = scale_by_power_of_two(data, -exponent[cols])
     key = y[rows] * n + cols
     size = n_classes * n
@@ -198,6 +272,22 @@ def _sparse_moments(X, y: np.ndarray, counts: np.ndarray, top: np.ndarray):
     # the zeros of a class each add mu_c^2 to its sum of squares around mu_c
     per_class = stored + (counts[:, None] - nnz) * means**2
     return means, per_class
+
+
+def _one_vs_rest(counts: np.ndarray, means: np.ndarray, per_class: np.ndarray, c: int):
+    """Counts, means and sums of squares of the two groups "the other classes" (row 0)
+    and class ``c`` (row 1), combined from the per-class ones exactly (Chan, Golub &
+    LeVeque): the rest's sum of squares is ``Σ_k SS_k + n_k (μ_k - μ_rest)²`` over the
+    other classes, with no cancellation and no pass over ``X``."""
+    rest = np.arange(counts.size) != c
+    n_rest = counts[rest].sum()
+    mu_rest = (counts[rest] @ means[rest]) / n_rest
+    ss_rest = per_class[rest].sum(axis=0) + counts[rest] @ ((means[rest] - mu_rest) ** 2)
+    return (
+        np.array([n_rest, counts[c]]),
+        np.stack([mu_rest, means[c]]),
+        np.stack([ss_rest, per_class[c]]),
+    )
 
 
 class _UnivariateBase(BaseRanker):
@@ -215,6 +305,9 @@ class _UnivariateBase(BaseRanker):
         # constant features never reach _score: they are "no evidence", p = q = 1
         self.pvalues_ = np.ones(X.shape[1])
         self.qvalues_ = np.ones(X.shape[1])
+        # two-class outputs: set by _score for two classes only (no stale ones from a refit)
+        self.__dict__.pop("statistic_", None)
+        self.__dict__.pop("log_fold_change_", None)
 
     def _column_pass(self, X, y):
         # dense X: fit's pass for the columns' extremes takes the class moments too (one
@@ -243,6 +336,19 @@ class _UnivariateBase(BaseRanker):
             keep = np.flatnonzero(keep)
             means, per_class = means.take(keep, axis=1), per_class.take(keep, axis=1)
         return _combine(counts, means, per_class, y.size)
+
+    def _two_groups(self, means: np.ndarray, statistic: np.ndarray | None = None) -> None:
+        """``log_fold_change_`` (and ``statistic_``, when given) of a two-class fit from
+        the class means of the columns ``_score`` sees: scanpy's fold change for ``log1p``
+        data, ``log2((expm1(μ_1) + 1e-9) / (expm1(μ_0) + 1e-9))``, the second class (code
+        1) over the first; 0 for constant features."""
+        exponent = _unsafe_exponents(self._column_top)  # the moments' units, back to X's
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            mu = means if exponent is None else np.ldexp(means, exponent)
+            lfc = np.log2((np.expm1(mu[1]) + 1e-9) / (np.expm1(mu[0]) + 1e-9))
+        self.log_fold_change_ = self._to_all_features(lfc, 0.0)
+        if statistic is not None:
+            self.statistic_ = self._to_all_features(statistic, 0.0)
 
     def _set_pvalues(self, p: np.ndarray, order: np.ndarray | None = None) -> None:
         """``pvalues_`` and ``qvalues_`` of all features from ``p`` of the scored ones;
@@ -282,12 +388,20 @@ class ANOVAFRanker(_UnivariateBase):
         Upper-tail p-values of ``F(C - 1, m - C)``; 1 for constant features.
     qvalues_ : ndarray of shape (n_features,)
         Benjamini–Hochberg q-values of ``pvalues_`` (:func:`benjamini_hochberg`).
+    statistic_ : ndarray of shape (n_features,)
+        Two classes only: the pooled-variance t, ``sqrt(F)`` signed by
+        ``μ_1 - μ_0`` (the second class in sorted order minus the first); 0 for constant
+        features. Not set for more classes (``F`` has no sign).
+    log_fold_change_ : ndarray of shape (n_features,)
+        Two classes only: scanpy's log fold change for ``log1p`` data, as
+        :class:`TTestRanker` gives it. Not set for more classes.
     ranking_ : ndarray of shape (n_features,)
         Feature indices, best first.
 
     Notes
     -----
-    Time ``O(m n)``, memory one copy of ``X``. Needs at least one class with two samples
+    Time ``O(m n)`` (sparse ``X``: ``O(nnz + C n)``, one pass over the stored values for
+    every class), memory one copy of ``X``. Needs at least one class with two samples
     (``m > C``).
 
     **Where it works.** On the planted-structure atlas (the structures with a class; 200
@@ -323,8 +437,12 @@ class ANOVAFRanker(_UnivariateBase):
         self.k = k
 
     def _score(self, X, y):
-        F, p = _f_test(self._moments(X, y), X.shape[0])
+        moments = self._moments(X, y)
+        F, p = _f_test(moments, X.shape[0])
         self._set_pvalues(p, np.argsort(-F, kind="stable"))
+        means = moments[1]
+        if means.shape[0] == 2:  # the pooled-variance t: sqrt(F), signed by μ_1 - μ_0
+            self._two_groups(means, np.sign(means[1] - means[0]) * np.sqrt(F))
         return F
 
 
@@ -383,12 +501,16 @@ class FisherScoreRanker(_UnivariateBase):
         The Fisher score, >= 0; constant features score 0.
     pvalues_, qvalues_ : ndarray of shape (n_features,)
         Those of the equivalent F test (see :class:`ANOVAFRanker`).
+    log_fold_change_ : ndarray of shape (n_features,)
+        Two classes only: scanpy's log fold change for ``log1p`` data, as
+        :class:`TTestRanker` gives it. Not set for more classes. The score has no sign,
+        so there is no ``statistic_`` (:class:`ANOVAFRanker` gives the signed t).
     ranking_ : ndarray of shape (n_features,)
         Feature indices, best first.
 
     Notes
     -----
-    Time ``O(m n)``, memory one copy of ``X``.
+    Time ``O(m n)`` (sparse ``X``: ``O(nnz + C n)``), memory one copy of ``X``.
 
     **Where it works.** On the planted-structure atlas (the structures with a class; 200
     samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share
@@ -420,7 +542,9 @@ class FisherScoreRanker(_UnivariateBase):
 
     def _score(self, X, y):
         m = X.shape[0]
-        counts, _, within, _, between = self._moments(X, y)
+        counts, means, within, _, between = self._moments(X, y)
+        if means.shape[0] == 2:
+            self._two_groups(means)
         C = int((counts > 0).sum())
         if C < 2:
             raise InvalidInputError("fisher_score needs at least two classes in y")
@@ -520,6 +644,17 @@ class TTestRanker(_UnivariateBase):
         constant features.
     df_ : ndarray, shaped like ``t_``
         Welch–Satterthwaite degrees of freedom (NaN for constant features).
+    statistic_ : ndarray of shape (n_features,)
+        Two classes only: the signed Welch t, the second class minus the first (the
+        labels in sorted order, as ``numpy.unique`` gives them: positive where the
+        second is higher), the same numbers as ``t_``; 0 for constant features. Not set
+        for more classes.
+    log_fold_change_ : ndarray of shape (n_features,)
+        Two classes only: ``log2((expm1(μ_1) + 1e-9) / (expm1(μ_0) + 1e-9))`` of the
+        class means, the second class over the first, as scanpy's
+        ``rank_genes_groups`` defines it for ``log1p`` data (meaningful only for such
+        data; NaN where the ratio is not positive or ``expm1`` overflows); 0 for
+        constant features. Not set for more classes.
     pvalues_ : ndarray of shape (n_features,)
         Two-sided p-values (they may underflow to 0; ``scores_`` does not).
     qvalues_ : ndarray of shape (n_features,)
@@ -534,7 +669,9 @@ class TTestRanker(_UnivariateBase):
     genes; ``t_`` has a row per class, 0 for a class not tested) and a feature's p-value
     is its smallest one times the number of tests (Bonferroni, capped at 1);
     :class:`ANOVAFRanker` is the one test of all classes at once. Time
-    ``O(C m n)`` for ``C > 2`` classes, ``O(m n)`` for two.
+    ``O(C m n)`` for ``C > 2`` classes, ``O(m n)`` for two; on sparse ``X``
+    ``O(nnz + C² n)`` for any number of classes: every class's moments come from one
+    pass over the stored values, and each class against the rest is combined from them.
 
     **Where it works.** On the planted-structure atlas (the structures with a class; 200
     samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share
@@ -573,12 +710,25 @@ class TTestRanker(_UnivariateBase):
                     f"t_test needs at least two samples in each class; class {small} has "
                     f"{int(counts[small])}"
                 )
-            t, df, log_p = _welch(X, y, moments=self._moments(X, y))
+            moments = self._moments(X, y)
+            t, df, log_p = _welch(X, y, moments=moments)
+            self._two_groups(moments[1], t)
         else:  # one class against the rest, each; the best class decides (Bonferroni)
             tested = np.flatnonzero((counts >= 2) & (y.size - counts >= 2))
             if tested.size == 0:
                 raise InvalidInputError("t_test needs a class with at least two samples")
-            parts = [_welch(X, (y == c).astype(np.intp), self._column_top) for c in tested]
+            if sp.issparse(X):
+                # every class's moments in one pass over the stored values; each class
+                # against the rest combined from them (no pass per class)
+                every, means, _, per_class, _ = self._moments(X, y)
+                parts = [
+                    _welch(
+                        X, y, moments=_combine(*_one_vs_rest(every, means, per_class, c), y.size)
+                    )
+                    for c in tested
+                ]
+            else:
+                parts = [_welch(X, (y == c).astype(np.intp), self._column_top) for c in tested]
             t = np.array([part[0] for part in parts])
             df = np.array([part[1] for part in parts])
             logs = np.array([part[2] for part in parts])

@@ -37,6 +37,9 @@ _EDGE_BATCH = 2**16
 # bytes per edge while PageRank runs (_frane_graph.EdgeSet): column index, weight, first
 # graph holding it, and the weights of the graph being solved
 _EDGE_BYTES = 21.0
+# bytes per pair that the first estimate keeps for the cut of the pairs (the columns, 4
+# bytes, of at most half of them, written while all are held) and for the edges gathered
+_CUT_BYTES = 2.0
 # bytes per pair of a chunk's temporaries when pairs are filed, dropped or gathered
 _CHUNK_BYTES = 64.0
 
@@ -160,8 +163,11 @@ class FRANeRanker(BaseRanker):
     independent features and on features driven by 5 latent factors alike
     (``benchmarks/results/frane_memory.md``). The ranker estimates the peak first and
     raises :class:`~rankers.exceptions.NotEnoughMemoryError` when the machine lacks it
-    (see :func:`rankers.memory.check_memory`), and again before gathering the edges of
-    the graphs it scores.
+    (see :func:`rankers.memory.check_memory`) before computing anything: that first
+    estimate keeps room for cutting the pairs and for the edges gathered beside them, and
+    the fit gathers fewer graphs at once where more would not fit in it, so a fit that
+    would not fit is refused at once rather than after the similarities (only a graph
+    whose edges alone outgrow that room needs more; each gathering is checked again).
 
     **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
     and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
@@ -242,7 +248,8 @@ class FRANeRanker(BaseRanker):
 
     def _score(self, X, y):
         m, n = X.shape
-        self._check_memory(self._fixed_bytes(m, n), n)
+        fixed = self._fixed_bytes(m, n)
+        self._check_memory(fixed, n)
         d = dissimilarities(X, self.similarity, self.feature_scaling)  # condensed, j < k
         d_max = float(d.max()) if d.size else 0.0
         _zero_tiny(d, 1e-12 * d_max)
@@ -274,11 +281,17 @@ class FRANeRanker(BaseRanker):
                 # it holds are dropped, once that at least halves the pairs held
                 needed = self._last_needed(filed, candidates[i:], best)
                 keep = filed.counts[needed] <= filed.size // 2
+                kept = filed.counts[needed] if keep else None
                 last = self._last_graph(filed, candidates[i:], max(best, 0.0))
-                self._check_memory(
-                    _gather_bytes(m, n, filed, filed.counts[needed] if keep else None,
-                                  filed.counts[last], self.n_thresholds), n
-                )  # fmt: skip
+                # the first estimate holds: fewer graphs are gathered at once where all of
+                # them would not fit in it; only a graph whose edges alone outgrow the room it
+                # kept for them needs more (see _peak_bytes), so each gathering is checked
+                ahead = candidates[i:][candidates[i:] <= last][::-1].tolist()
+                needs = [_gather_bytes(m, n, filed, kept, filed.counts[g], self.n_thresholds)
+                         for g in ahead]  # fmt: skip
+                fits = [g for g, need in zip(ahead, needs, strict=True) if need <= fixed]
+                last = fits[0] if fits else ahead[0]
+                self._check_memory(needs[ahead.index(last)], n)
                 if keep:
                     filed.shrink(needed)
                 edges = filed.edges(last)
@@ -474,25 +487,33 @@ def _peak_bytes(
     n_thresholds: int = 100,
 ) -> float:
     """Peak bytes of :meth:`FRANeRanker._score` on ``m x n`` data when the graphs whose
-    PageRank is computed use ``n_edges`` of the ``n(n-1)/2`` pairs and every pair stays
-    held (:func:`_gather_bytes` counts what dropping the pairs no graph needs saves).
+    PageRank is computed use at most ``n_edges`` of the ``n(n-1)/2`` pairs at once.
 
     The condensed dissimilarities take 8 bytes a pair and the index of the first graph
     holding each pair 1 (2 beyond 254 thresholds); on top of them comes the largest of:
     the correlation tile (at most 2^23 entries, twice), the filing of a chunk of pairs
     (``CHUNK`` at most, ``_CHUNK_BYTES`` each) with the nodes' degrees per threshold
-    (4 x 8 n T), a copy of the pairs for the median or the quantiles, and the edges
-    gathered for PageRank (``_EDGE_BYTES`` each, with a chunk's temporaries). Copies of
-    the data: 16 m n.
+    (4 x 8 n T), a copy of the pairs for the median or the quantiles, and the graphs:
+    the larger of ``_CUT_BYTES`` a pair and the edges gathered for PageRank
+    (``_EDGE_BYTES`` each), with a chunk's temporaries. Copies of the data: 16 m n.
+
+    With ``n_edges = 0`` this is the fit's first estimate, made before anything is
+    computed, and the one that holds: the room of ``_CUT_BYTES`` a pair covers cutting
+    the pairs to those still needed (the columns of at most half of them, 4 bytes each,
+    while all are held) and the edges gathered beside them (``2 / 21`` of the pairs while
+    all are held, ``4.5 / 21`` once they are cut to at most half, 13-14 bytes each); the
+    fit gathers the edges of one graph at a time where more would not fit in it
+    (:func:`_gather_bytes` is its estimate of each gathering). Only a graph with more
+    edges than that room needs more, and the fit checks it again before gathering it.
     """
     pairs = n * (n - 1) / 2
     T = int(n_thresholds)
-    held = 8.0 * pairs + (1.0 if T < 255 else 2.0) * pairs
+    held = 8.0 * pairs + (1.0 if T < 255 else 2.0) * pairs + 8.0 * (n + 1)  # + row starts
     tile = 16.0 * min(TILE, n * n) if similarity in ("abs_correlation", "correlation") else 0.0
     chunk = _CHUNK_BYTES * min(CHUNK, pairs)
     filing = chunk + 32.0 * n * T
     order = 8.0 * pairs if thresholds in ("linear_median", "quantile") else 0.0
-    graphs = 16.0 * n * T + _EDGE_BYTES * n_edges + chunk
+    graphs = 16.0 * n * T + max(_CUT_BYTES * pairs, _EDGE_BYTES * n_edges) + chunk
     return held + max(tile, filing, order, graphs) + 16.0 * m * n
 
 

@@ -17,6 +17,8 @@ __all__ = ["VarianceRanker"]
 
 #: column maxima within which no square or sum of squares under- or overflows
 _SAFE = (1e-100, 1e100)
+#: stored values per block of the sparse sums of squares (about 8 MB of each temporary)
+_SPARSE_BLOCK = 1 << 20
 
 
 def _from_sums(X: np.ndarray, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
@@ -48,13 +50,7 @@ def _centred_squares(X, exponent: np.ndarray) -> np.ndarray:
     """
     m, n = X.shape
     if sp.issparse(X):
-        X = X.tocsc()
-        cols = np.repeat(np.arange(n), np.diff(X.indptr))
-        data = np.ldexp(X.data, -exponent[cols]) if exponent.any() else X.data
-        mean = np.bincount(cols, weights=data, minlength=n) / m
-        d = data - mean[cols]
-        stored = np.bincount(cols, weights=d * d, minlength=n)
-        return stored + (m - np.diff(X.indptr)) * mean**2
+        return _sparse_centred_squares(X.tocsr(), exponent)
     out = np.empty(n)
     width = int(max(16, min(4096, (1 << 17) // max(m, 1))))
     for j in range(0, n, width):
@@ -65,6 +61,36 @@ def _centred_squares(X, exponent: np.ndarray) -> np.ndarray:
         d = block - block.mean(axis=0)
         out[cols] = np.einsum("ij,ij->j", d, d)
     return out
+
+
+def _sparse_centred_squares(X, exponent: np.ndarray) -> np.ndarray:
+    """:func:`_centred_squares` of a CSR matrix from its stored values as they lie (no
+    CSC copy): the sums, then the squares around the means, each one pass over the
+    stored values, in blocks of :data:`_SPARSE_BLOCK` (their temporaries stay small)."""
+    m, n = X.shape
+    cols, values = X.indices, X.data
+    scaled = bool(exponent.any())
+
+    def blocks():
+        for a in range(0, values.size, _SPARSE_BLOCK):
+            c = cols[a : a + _SPARSE_BLOCK]
+            v = values[a : a + _SPARSE_BLOCK]
+            yield c, (np.ldexp(v, -exponent[c]) if scaled else v)
+
+    if scaled:
+        total = np.zeros(n)
+        for c, v in blocks():
+            total += np.bincount(c, weights=v, minlength=n)
+    else:  # one reduction, no temporaries
+        total = np.bincount(cols, weights=values, minlength=n)
+    mean = total / m
+    stored = np.zeros(n)
+    for c, v in blocks():
+        d = v - mean[c]
+        d *= d
+        stored += np.bincount(c, weights=d, minlength=n)
+    # the zeros of a column each add mean^2 to its sum of squares around the mean
+    return stored + (m - np.bincount(cols, minlength=n)) * mean**2
 
 
 class VarianceRanker(BaseRanker):

@@ -239,8 +239,9 @@ def test_frane_is_refused_before_it_allocates(monkeypatch):
 
 
 def test_frane_checks_the_graphs_it_will_build(monkeypatch):
-    # the first check covers the pairs and the work space; before the edges of the graphs
-    # to score are gathered, the estimate is made again with their exact number
+    # the first check covers the pairs, the work space and the room kept for cutting the
+    # pairs and gathering edges; before the edges of the graphs to score are gathered, the
+    # estimate is made again with their exact number
     from rankers.unsupervised import frane as frane_module
 
     calls = []
@@ -259,7 +260,59 @@ def test_frane_checks_the_graphs_it_will_build(monkeypatch):
     assert calls[0][0] == fixed
     solved = np.isfinite(est.rqh_)
     smallest = float((est.average_degrees_ * 600 / 2)[solved].min())
-    assert calls[1][0] >= frane_bytes(100, 600, "abs_correlation", smallest, "linear_mean", 100)
+    # a gathering counts its edges at 21 bytes each on top of the pairs held
+    assert calls[1][0] >= frane_module._EDGE_BYTES * smallest
+
+
+def _correlated_fit_checks(monkeypatch, X, **params):
+    """Every estimate a fit passes to check_memory (the real check still applied)."""
+    from rankers.unsupervised import frane as frane_module
+
+    calls = []
+
+    def record(n_bytes, what, options):
+        calls.append(n_bytes)
+        check_memory(n_bytes, what, options)
+
+    monkeypatch.setattr(frane_module, "check_memory", record)
+    est = rankers.get("frane", **params).fit(X)
+    monkeypatch.setattr(frane_module, "check_memory", check_memory)
+    return calls, est
+
+
+def test_frane_first_estimate_holds_and_refuses_just_under_the_need(monkeypatch):
+    # issue 50 item 4: at 40,000 features the first estimate passed, the fit ran 66 CPU s
+    # and a later estimate (cutting the pairs to those still needed, then their edges)
+    # refused. 30 % of these features mix 5 latent factors: the pairs are cut and the
+    # denser graphs' edges gathered, which the code before estimated above its first
+    # figure (0.57 MB more here); now no later estimate exceeds the first
+    rng = np.random.default_rng(0)  # benchmarks/memory/bench_frane_memory.py's "mixed" data
+    X = rng.normal(size=(60, 1500))
+    X[:, :450] += rng.normal(size=(60, 5)) @ rng.normal(size=(5, 450))
+    monkeypatch.delenv(MAX_MEMORY_ENV, raising=False)
+    calls, est = _correlated_fit_checks(monkeypatch, X, n_thresholds=20)
+    assert len(calls) >= 3  # the first check and at least two gatherings
+    assert max(calls) == calls[0]
+    need = calls[0]
+    # ... and it is not below what the fit allocates
+    peak = _traced_peak(lambda: rankers.get("frane", n_thresholds=20).fit(X))
+    assert need >= peak
+    # a cap just under the need: refused by the first check, before anything quadratic
+    monkeypatch.setenv(MAX_MEMORY_ENV, str(int(need) - 1))
+    tracemalloc.start()
+    try:
+        with pytest.raises(NotEnoughMemoryError, match=r"needs about") as info:
+            rankers.get("frane", n_thresholds=20).fit(X)
+        allocated = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert info.value.needed == int(need)
+    assert allocated < 3 * X.nbytes
+    # the cap of the need itself: the fit runs to its end, to the same scores
+    monkeypatch.setenv(MAX_MEMORY_ENV, str(int(need) + 1))
+    again, capped = _correlated_fit_checks(monkeypatch, X, n_thresholds=20)
+    np.testing.assert_array_equal(capped.scores_, est.scores_)
+    assert again == calls
 
 
 # ---------------------------------------------------------------- ulimit -v (issue 37 item 5)

@@ -110,3 +110,19 @@ def test_minmax_scale_option_is_unit_free():
         VarianceRanker(scale="minmax").fit(sp.csr_matrix(Xs)).scores_,
         VarianceRanker(scale="minmax").fit(Xs).scores_,
     )
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-150, 1e150])
+def test_sparse_in_blocks_of_stored_values_equals_dense(scale, monkeypatch):
+    # the CSR sums run over blocks of 101 stored values (no CSC copy); columns at a scale
+    # whose squares leave float64 go through the per-column powers of two
+    from rankers.unsupervised import variance
+
+    monkeypatch.setattr(variance, "_SPARSE_BLOCK", 101)
+    rng = np.random.default_rng(5)
+    dense = rng.poisson(0.4, size=(200, 15)).astype(float)
+    dense[:, 3] = 50.0 + rng.normal(size=200)  # every value stored, mean >> spread
+    dense[:, 4] *= scale
+    est = VarianceRanker().fit(sp.csr_matrix(dense))
+    np.testing.assert_allclose(est.scores_, dense.var(axis=0), rtol=1e-10)
+    np.testing.assert_array_equal(est.ranking_, VarianceRanker().fit(dense).ranking_)
