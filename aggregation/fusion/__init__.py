@@ -19,28 +19,16 @@ feature set in, aligned by name; ties on input count as average ranks; a
 :class:`~aggregation.ranking.Ranking` out, listing the features in the first input's
 ``names`` order, higher scores better, and a tie rule that decides the order only.
 
-Names are imported on first access, so importing this package costs nothing.
+Each module is named after its function, as in ranx's ``fusion/``: the package imports
+the three functions itself (``aggregation.fusion.rra`` is the function; the module is
+``sys.modules["aggregation.fusion.rra"]``), since a lazy name would be shadowed by its
+submodule once imported. :mod:`aggregation` still imports this package on first access.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from aggregation.fusion.best_rank import best_rank
+from aggregation.fusion.rra import rra, rra_pvalues
+from aggregation.fusion.rrf import rrf
 
-from rankers._lazy import attach
-
-#: submodule -> the public names it defines: the package's one list of its names
-_EXPORTS = {
-    "best_rank": ("best_rank",),
-    "rra": ("rra", "rra_pvalues"),
-    "rrf": ("rrf",),
-}
-
-_getattr, _dir, __all__ = attach(__name__, _EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    return _getattr(name)
-
-
-def __dir__() -> list[str]:
-    return _dir()
+__all__ = ["best_rank", "rra", "rra_pvalues", "rrf"]
