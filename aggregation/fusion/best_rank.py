@@ -21,6 +21,13 @@ __all__ = ["best_rank"]
 def best_rank(rankings: Iterable[AnyRanking], method: str = "best_rank") -> Ranking:
     """Best-rank fusion: order the features by their best (smallest) rank over the inputs.
 
+    ``score = n + 1 - min_r rank_r``. The most optimistic fusion: no feature is placed
+    behind its best position, so a feature one member ranks ``j``-th is within the first
+    ``q j`` places (the top ``j`` of each member), whatever the others say. Use it when
+    each member is trusted on what it puts first (a union of the members' top lists, e.g.
+    members that each detect one kind of structure); it also promotes the top of a
+    member that fails, so with many failing members prefer :func:`rra`.
+
     Ties of best rank, which are the rule (every input has a first place), are broken by
     the second-best rank, then the third-best, and so on (each feature's ranks sorted, then
     compared lexicographically: a feature ranked 1st and 2nd goes before one ranked 1st and

@@ -246,12 +246,19 @@ def rra_pvalues(rankings: Iterable[AnyRanking], exact: bool = False) -> pd.Serie
 def rra(rankings: Iterable[AnyRanking], method: str = "rra") -> Ranking:
     """Robust Rank Aggregation (Kolde et al. 2012): features that some inputs rank on top.
 
-    A feature's score is ``-log10 rho`` with ``rho = min_k beta_k``, the smallest p-value of
-    its sorted normalised ranks as order statistics of uniforms (the module's notes give the
-    formula). It rewards a feature ranked high by a few inputs whatever the rest do, so a
-    majority of failing members (ranking at random) does not bury what one or two found;
-    :func:`~aggregation.combine.mean_rank` averages them in instead. The p-values, corrected
-    for the number of inputs, are :func:`rra_pvalues`.
+    With ``q`` inputs over ``n`` features, a feature's normalised ranks ``r = rank / n``
+    are sorted, ``r_(1) <= ... <= r_(q)``, and each is scored by the probability that the
+    ``k``-th smallest of ``q`` uniforms is at most ``r_(k)``:
+
+        beta_k = I_{r_(k)}(k, q - k + 1)  (``scipy.stats.beta.cdf(r_(k), k, q - k + 1)``),
+
+    ``rho = min_k beta_k`` and the feature's score is ``-log10 rho``. A feature ranked high
+    by a few inputs gets a small ``rho`` whatever the rest do, so a majority of members
+    that fail on a data set (rank at random) does not bury what one or two found, where
+    :func:`~aggregation.combine.mean_rank` averages them in. Use it when the members are
+    diverse and some are expected to fail (an ensemble over several kinds of structure);
+    when all members are reliable, averaging uses more of what they say. The p-values,
+    corrected for the number of inputs, are :func:`rra_pvalues`.
 
     Parameters
     ----------

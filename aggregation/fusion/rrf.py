@@ -25,6 +25,12 @@ __all__ = ["rrf"]
 def rrf(rankings: Iterable[AnyRanking], c: float = 60.0, method: str = "rrf") -> Ranking:
     """Reciprocal rank fusion: each input gives a feature ``1 / (c + rank)``; summed.
 
+    ``score = sum_r 1 / (c + rank_r)``. Between averaging and the best rank: the top
+    places weigh most, so a feature two members put first is not drowned by three that
+    rank it at random, yet a feature needs more than one good place to lead. The paper
+    reports it ahead of Condorcet fusion and of individual rank-learning methods on TREC
+    runs; use it when the members' reliability is unknown.
+
     Parameters
     ----------
     rankings : iterable of Ranking or GenericRanking
