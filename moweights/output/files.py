@@ -278,46 +278,55 @@ def claim_output_dir(path, *, force: bool = False) -> Path:
 
 
 def _clear_folder(path: Path) -> None:
-    """Before a run writes ``path``: remove the files the previous run's manifest lists
-    (so no stale table reaches the new report) and every link or special file where a
-    result belongs (a results folder holds regular files only); ``.cache`` stays."""
-    names: list[str] = []
+    """Before a run writes ``path``: remove the files the previous run wrote (so no stale
+    table reaches the new report) and the temporary files of a failed write; ``.cache``
+    stays, and so does everything else.
+
+    A file is the previous run's only if the manifest lists it and its content still has
+    the SHA-256 recorded there: a manifest is only a file in the folder (copied, planted,
+    edited), so its list alone never makes a file deletable -- a file whose content does
+    not match is kept, and so is a link or special file, except where the manifest lists
+    a file of that name (it stands in the place of one the run wrote, and the report
+    would refuse it).
+    """
+    listed: dict[str, str] = {}
     with contextlib.suppress(OSError, ValueError):
         manifest = read_json(path / MANIFEST, what="manifest")
         if isinstance(manifest, dict) and isinstance(manifest.get("files"), dict):
-            names = [n for n in manifest["files"] if isinstance(n, str)]
-    for name in names:
+            for name, entry in manifest["files"].items():
+                digest = entry.get("sha256") if isinstance(entry, dict) else None
+                if isinstance(name, str) and isinstance(digest, str):
+                    listed[name] = digest
+    for name, digest in listed.items():
         parts = name.split("/")
         if len(parts) > 2 or not all(_LISTED.fullmatch(part) for part in parts):
             continue  # not a name moweights writes: never followed out of the folder
         if len(parts) == 2 and (path / parts[0]).is_symlink():
-            continue  # its files are not ours to delete: the link itself goes below
+            continue  # its files are not ours to delete: the link itself stays
         target = path / name
-        if target.is_symlink() or target.is_file():
+        if target.is_symlink() or (os.path.lexists(target) and not target.is_file()):
+            if not target.is_dir():
+                with contextlib.suppress(OSError):
+                    target.unlink()  # the link only, never what it points to
+            continue
+        try:
+            ours = hashlib.sha256(read_bytes(target, what="file")).hexdigest() == digest
+        except (OSError, ValueError):
+            continue
+        if ours:
             with contextlib.suppress(OSError):
                 target.unlink()
     for folder in (path, path / "study"):
-        if folder.is_symlink():
-            folder.unlink()  # the link only, never what it points to
+        if folder.is_symlink() or not folder.is_dir():
             continue
-        if not folder.is_dir():
-            continue
-        for entry in os.scandir(folder):
-            if not entry.name.lower().endswith(RESULT_SUFFIXES):
-                continue
-            if entry.is_symlink() or not (entry.is_file() or entry.is_dir()):
-                with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
         for entry in os.scandir(folder):  # a failed write's temporary files
-            if (
-                entry.name.startswith(".")
-                and entry.name.endswith(".tmp")
-                and entry.is_file(follow_symlinks=False)
-            ):
+            if _TEMPORARY.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
 
 
+#: the temporary file of :func:`atomic_write`: ``.<name>.<pid>.<8 hex digits>.tmp``
+_TEMPORARY = re.compile(r"\..+\.[0-9]+\.[0-9a-f]{8}\.tmp")
 #: a file name a manifest may list (one part of it)
 _LISTED = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.=@+-]*")
 

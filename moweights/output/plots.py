@@ -20,10 +20,35 @@ __all__ = ["PLOTS", "STUDY", "draw", "draw_study", "is_study", "load"]
 STUDY = "study"
 
 
+def listed(folder: Path) -> set[str] | None:
+    """The files the folder's manifest lists (its own included), or None without one of
+    ours: a figure is drawn only from tables the run wrote, never from a file of the same
+    pattern kept in the folder (the user's, an earlier run's edited since)."""
+    from moweights.output.files import MANIFEST, read_json
+
+    try:
+        manifest = read_json(Path(folder) / MANIFEST, what="manifest")
+    except (OSError, ValueError):
+        return None
+    if not (isinstance(manifest, dict) and isinstance(manifest.get("files"), dict)):
+        return None
+    return {*manifest["files"], MANIFEST}
+
+
+def tables(folder: Path, pattern: str) -> list[Path]:
+    """The folder's files matching ``pattern`` that its manifest lists (see :func:`listed`)."""
+    names = listed(folder)
+    return sorted(p for p in folder.glob(pattern) if names is None or p.name in names)
+
+
 def load(folder: Path, name: str, **kw) -> Any:
-    """A table (CSV) or JSON file of the folder; None when it is not there."""
+    """A table (CSV) or JSON file of the folder; None when it is not there (or not one
+    the manifest lists: see :func:`listed`)."""
     path = folder / name
     if not path.is_file():
+        return None
+    names = listed(folder)
+    if names is not None and name not in names:
         return None
     if name.endswith(".json"):
         return json.loads(path.read_text(encoding="utf-8"))
@@ -118,7 +143,7 @@ def _clustering(folder: Path):
 
 
 def _similarity(folder: Path):
-    files = sorted(folder.glob("similarity_*.csv"))
+    files = tables(folder, "similarity_*.csv")
     if not files:
         return None
     import matplotlib.pyplot as plt
@@ -209,7 +234,7 @@ def _pareto(folder: Path) -> list[tuple[str, Callable]]:
     ranks = load(folder, "ranks.csv", index_col=0)
     labels = {safe_name(r["label"]): r["label"] for r in load(folder, "summary.json")["rankers"]}
     out = []
-    for path in sorted(folder.glob("pareto_*_objectives.csv")):
+    for path in tables(folder, "pareto_*_objectives.csv"):
         stem = path.name.removeprefix("pareto_").removesuffix("_objectives.csv")
         weights = pd.read_csv(folder / f"pareto_{stem}_weights.csv", index_col=0)
         label = labels.get(stem)

@@ -25,6 +25,7 @@ from moweights.output.baselines import (
 )
 from moweights.output.files import atomic_write, safe_name
 from moweights.output.plots import STUDY, draw, draw_study, is_study, load
+from moweights.output.plots import tables as listed_tables
 
 __all__ = ["FEATURE_ROWS", "PAGE", "page", "render", "study_page"]
 
@@ -246,7 +247,7 @@ def _pareto_tables(folder: Path) -> list[dict]:
     scores = folder / "scores.csv"
     scores = pd.read_csv(scores, index_col=0) if scores.is_file() else None
     tables = []
-    for path in sorted(folder.glob("pareto_*_weights.csv")):
+    for path in listed_tables(folder, "pareto_*_weights.csv"):
         stem = path.name.removeprefix("pareto_").removesuffix("_weights.csv")
         mean = pd.read_csv(path, index_col=0).mean(axis=0)
         column = next(

@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from moweights.errors import OutputWriteError
+from moweights.errors import OutputFolderError, OutputWriteError
 from moweights.output.files import (
     ResultsFolder,
     csv_text,
@@ -116,7 +116,14 @@ class StudyFolder(ResultsFolder):
     """The output folder of a study; :meth:`write` after every data set, :meth:`finish` last."""
 
     def __init__(self, path: Path, config):
-        (Path(path) / STUDY).mkdir(parents=True, exist_ok=True)
+        figures = Path(path) / STUDY
+        if figures.is_symlink() or (figures.exists() and not figures.is_dir()):
+            raise OutputFolderError(
+                f"{figures} is a symbolic link or a file where the study writes its tables; "
+                "moweights writes only into folders of its own: delete it, or choose another "
+                "output folder"
+            )
+        figures.mkdir(parents=True, exist_ok=True)
         super().__init__(path, config)
 
     def _manifest_fields(self) -> dict[str, Any]:

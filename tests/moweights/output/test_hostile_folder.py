@@ -141,3 +141,30 @@ def test_a_named_file_is_not_overwritten_linked_through_or_given_new_folders(
 
     assert main([*command, str(taken), "-q", "--force"]) == 0  # asked for: replaced
     assert taken.read_text() != "mine\n"
+
+
+# ------------------------------------------------- item 3: a rerun deletes only what a run wrote
+def test_a_planted_manifest_does_not_make_files_deletable(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    mine = {"index.html": b"<p>mine</p>", "data.csv": b"a,b\n1,2\n", "photo.png": b"\x89PNG.."}
+    for name, data in mine.items():
+        (out / name).write_bytes(data)
+    fake = {name: {"sha256": "0" * 64} for name in mine}
+    (out / "manifest.json").write_text(json.dumps({"moweights": "0.1", "files": fake}))
+    for force in (False, True):
+        assert run(parse_config(RAW), out, force=force).status == "complete"
+        for name, data in mine.items():
+            assert (out / name).read_bytes() == data, name
+
+
+def test_a_rerun_keeps_a_file_of_the_earlier_run_that_was_edited_since(tmp_path):
+    out = tmp_path / "out"
+    run(parse_config(RAW), out)
+    (out / "similarity_spearman.csv").write_text("my notes\n")  # not what the run wrote
+    listed = _manifest(out)["files"]
+    assert "similarity_spearman.csv" in listed and "scores.csv" in listed
+    raw = {**RAW, "aggregation": {"compare": ["s_measure"]}}  # no spearman table this time
+    run(parse_config(raw), out)
+    assert (out / "similarity_spearman.csv").read_text() == "my notes\n"
+    assert "similarity_spearman.csv" not in _manifest(out)["files"]
