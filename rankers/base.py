@@ -540,19 +540,35 @@ def _sparse_extremes(X) -> tuple[np.ndarray, np.ndarray]:
     """Every column's smallest and largest value of a sparse matrix, its zeros included:
     the numbers of ``X.min(axis=0)`` and ``X.max(axis=0)``, read along the stored values
     of CSR ``X`` as they lie (scipy converts CSR to CSC for each of the two, a copy of
-    ``X`` and two passes over it). A NaN propagates, as there."""
+    ``X`` and two passes over it). When no stored value is below 0 (counts), a column
+    with a zero has 0 for its smallest value and only the columns without one are read
+    for it (likewise above 0). A NaN propagates, as there."""
     X = X.tocsr()  # fit's X is CSR already: no copy
     if not X.has_canonical_format:  # duplicates are summed first, as scipy does
         X = X.copy()
         X.sum_duplicates()
     m, n = X.shape
-    lo = np.full(n, np.inf)
-    hi = np.full(n, -np.inf)
-    with np.errstate(invalid="ignore"):  # a NaN: fit names its column after this pass
-        np.minimum.at(lo, X.indices, X.data)
-        np.maximum.at(hi, X.indices, X.data)
-    # a column with fewer stored values than rows holds zeros too
-    zeros = np.bincount(X.indices, minlength=n) < m
-    np.minimum(lo, 0.0, out=lo, where=zeros)
-    np.maximum(hi, 0.0, out=hi, where=zeros)
-    return lo, hi
+    data, cols = X.data, X.indices
+    # a column with fewer stored values than rows holds zeros too (counted in blocks:
+    # bincount copies int32 indices to intp, which for all of them is a copy of X's size)
+    stored = np.zeros(n, dtype=np.int64)
+    for a in range(0, cols.size, 1 << 20):
+        stored += np.bincount(cols[a : a + (1 << 20)], minlength=n)
+    zeros = stored < m
+    out = []
+    for fill, at, side in ((np.inf, np.minimum, 1.0), (-np.inf, np.maximum, -1.0)):
+        ext = np.full(n, fill)
+        with np.errstate(invalid="ignore"):  # a NaN: fit names its column after this pass
+            # all stored values on one side of 0 (NaN fails the test): read the full columns
+            one_sided = data.size == 0 or bool(side * at.reduce(data) >= 0.0)
+            if one_sided and zeros.all():
+                pass
+            elif one_sided:
+                full = np.flatnonzero(~zeros)
+                sub = X[:, full]
+                at.at(ext, full[sub.indices], sub.data)
+            else:
+                at.at(ext, cols, data)
+        at(ext, 0.0, out=ext, where=zeros)
+        out.append(ext)
+    return out[0], out[1]

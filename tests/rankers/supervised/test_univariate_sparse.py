@@ -106,6 +106,15 @@ def test_sparse_extremes_are_scipys():
         lo, hi = _sparse_extremes(A)
         np.testing.assert_array_equal(lo, A.min(axis=0).toarray().ravel())
         np.testing.assert_array_equal(hi, A.max(axis=0).toarray().ravel())
+    # counts (no value below 0): only the columns without a zero are read for the minimum;
+    # and all values below 0 likewise for the maximum
+    counts = rng.poisson(0.5, size=(40, 9)).astype(float)
+    counts[:, 2] = rng.poisson(3.0, size=40) + 1.0  # no zero
+    counts[:, 5] = 0.0
+    for A in (sp.csr_matrix(counts), sp.csr_matrix(-counts)):
+        lo, hi = _sparse_extremes(A)
+        np.testing.assert_array_equal(lo, A.min(axis=0).toarray().ravel())
+        np.testing.assert_array_equal(hi, A.max(axis=0).toarray().ravel())
     # a full column (no implicit zero), duplicates (summed first) and NaN (propagated)
     dup = sp.csr_matrix(
         (np.array([1.0, -3.0, 2.0, 4.0, 5.0]), np.array([0, 0, 1, 0, 1]), np.array([0, 3, 5])),
