@@ -259,14 +259,23 @@ def kth_nearest(
     Returns
     -------
     ndarray of shape (n_rows, k)
+
+    Notes
+    -----
+    The exact rule is applied where it can change the answer only. The candidates of a
+    row are the columns within the tolerance of its ``k``-th smallest distance: one
+    selection (``np.partition``) and one comparison over the row. In nearly every row they
+    are exactly ``k`` columns, read off in ascending order from the comparison itself;
+    only their order is then decided, by value, and by the grouping of near-ties only in
+    the rows where two of them lie within the tolerance. Rows with more candidates than
+    ``k`` (a tie across the ``k``-th neighbour) rank every candidate by the rule.
     """
     D = np.asarray(D, dtype=np.float64)
     n_rows, n_cols = D.shape
     if n_rows == 0:
         return np.zeros((0, k), dtype=np.intp)
-    if scale is None:
-        finite = np.where(np.isfinite(D), np.abs(D), 0.0)
-        scale = finite.max(axis=1)
+    if scale is None:  # each row's largest finite |distance| (0 for a row without one)
+        scale = np.max(np.abs(D), axis=1, where=np.isfinite(D), initial=0.0)
     tol = float(rtol) * np.broadcast_to(np.asarray(scale, dtype=np.float64), (n_rows,))
     # candidates: every column within the tolerance of the k-th smallest distance
     if k == n_cols:
@@ -276,20 +285,19 @@ def kth_nearest(
     else:
         kth = np.partition(D, k - 1, axis=1)[:, k - 1]
     candidates = (kth + tol)[:, None] >= D
-    counts = candidates.sum(axis=1)
+    counts = np.count_nonzero(candidates, axis=1)
+    if (counts == k).all():  # no tie across the boundary (nearly always): k columns a row
+        flat = np.flatnonzero(candidates)  # row by row, columns ascending
+        vals = D.ravel()[flat].reshape(n_rows, k)
+        cols = flat.reshape(n_rows, k) - (np.arange(n_rows) * n_cols)[:, None]
+        return _first_by_group(vals, cols, tol, k, n_cols)
     out = np.empty((n_rows, k), dtype=np.intp)
-    # rows without a tie across the boundary (nearly all): their k smallest
+    # rows without a tie across the boundary: their k candidates, columns ascending
     simple = np.flatnonzero(counts == k)
     if simple.size:
-        Ds = D[simple]
-        if k == 1:
-            cols = Ds.argmin(axis=1)[:, None]
-        elif k == n_cols:
-            cols = np.broadcast_to(np.arange(n_cols), Ds.shape)
-        else:
-            cols = np.argpartition(Ds, k - 1, axis=1)[:, :k]
-        cols = np.sort(cols, axis=1)  # ascending columns, as the tie rule needs
-        vals = np.take_along_axis(Ds, cols, axis=1)
+        cols = np.flatnonzero(candidates[simple]).reshape(simple.size, k)
+        cols -= (np.arange(simple.size) * n_cols)[:, None]
+        vals = np.take_along_axis(D[simple], cols, axis=1)
         out[simple] = _first_by_group(vals, cols, tol[simple], k, n_cols)
     # rows with more candidates than k: every candidate, row by row, columns ascending
     tied = np.flatnonzero(counts > k)
@@ -309,12 +317,16 @@ def kth_nearest(
 def _first_by_group(vals, cols, tol, k: int, n_cols: int) -> np.ndarray:
     """Of each row's candidates (columns ascending, ``inf`` padding), the first ``k`` by
     (tie group of the value, column)."""
-    n_rows = vals.shape[0]
+    n_rows, width = vals.shape
+    if width == 1:
+        return cols[:, :k]
     by_value = np.argsort(vals, axis=1, kind="stable")
     sv = np.take_along_axis(vals, by_value, axis=1)
     with np.errstate(invalid="ignore"):  # inf - inf: padding always starts a new group
         gaps = np.diff(sv, axis=1) > tol[:, None]
     gaps |= ~np.isfinite(sv[:, 1:])
+    if gaps.all():  # no two candidates tied: each its own group, the order is by value
+        return np.take_along_axis(cols, by_value[:, :k], axis=1)
     group = np.concatenate([np.zeros((n_rows, 1), dtype=np.intp), np.cumsum(gaps, axis=1)], axis=1)
     group_of = np.empty_like(group)
     np.put_along_axis(group_of, by_value, group, axis=1)

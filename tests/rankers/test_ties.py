@@ -176,6 +176,61 @@ def test_nearest_neighbours_survive_ulps(nudge, seed, n):
     np.testing.assert_array_equal(expected, ref)
 
 
+def _nearest_row_by_row(D, k, rtol=TIE_RTOL, scale=None):
+    """The rule of kth_nearest written out one row at a time (an independent reading of
+    its docstring): the candidates within the tolerance of the k-th smallest distance,
+    sorted by value, chained into groups where neighbours lie within the tolerance (an
+    infinite value always starts a group), the first k by (group, column)."""
+    out = []
+    for i, row in enumerate(D):
+        finite = np.abs(row[np.isfinite(row)])
+        s = (
+            (finite.max() if finite.size else 0.0)
+            if scale is None
+            else np.broadcast_to(scale, (len(D),))[i]
+        )
+        tol = rtol * s
+        kth = np.sort(row)[k - 1]
+        cand = [j for j in range(row.size) if row[j] <= kth + tol]
+        cand.sort(key=lambda j: row[j])  # stable: equal values keep the lower column first
+        group, groups = 0, {}
+        for a, b in zip([None, *cand[:-1]], cand, strict=True):
+            if a is not None and (not np.isfinite(row[b]) or row[b] - row[a] > tol):
+                group += 1
+            groups[b] = group
+        out.append(sorted(cand, key=lambda j: (groups[j], j))[:k])
+    return np.array(out, dtype=np.intp).reshape(len(D), k)
+
+
+@settings(max_examples=60)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_rows=st.integers(1, 12),
+    n_cols=st.integers(1, 30),
+    share_tied=st.sampled_from([0.0, 0.3, 1.0]),
+    given_scale=st.booleans(),
+)
+def test_nearest_neighbours_follow_the_rule_row_by_row(
+    seed, n_rows, n_cols, share_tied, given_scale
+):
+    # rows with and without ties across the k-th neighbour, near-ties inside the k, exact
+    # duplicates, and excluded pairs (inf), against the rule applied one row at a time
+    rng = np.random.default_rng(seed)
+    D = rng.uniform(0.5, 2.0, size=(n_rows, n_cols))
+    tied = rng.random(n_rows) < share_tied
+    for i in np.flatnonzero(tied):
+        grid = rng.integers(0, 4, size=n_cols) * 0.25 + 0.5  # many exact ties
+        D[i] = grid * (1.0 + rng.choice([0.0, 1e-13, -1e-13], size=n_cols))  # and near-ties
+    D[rng.random(D.shape) < 0.05] = np.inf
+    if n_cols > 1:
+        D[:, 0] = np.where(rng.random(n_rows) < 0.5, D[:, 1], D[:, 0])  # duplicated columns
+    scale = D.max(axis=1, initial=0.0, where=np.isfinite(D)) * 2.0 if given_scale else None
+    for k in sorted({1, min(2, n_cols), max(1, n_cols // 2), n_cols}):
+        np.testing.assert_array_equal(
+            kth_nearest(D, k, scale=scale), _nearest_row_by_row(D, k, scale=scale)
+        )
+
+
 @settings(max_examples=50)
 @given(seed=st.integers(0, 2**32 - 1), heavy=st.booleans(), sign=st.sampled_from([1, -1, 0]))
 def test_order_and_ranks_survive_ulps(nudge, seed, heavy, sign):
