@@ -252,8 +252,8 @@ class FRANeRanker(BaseRanker):
         self._check_memory(fixed, n)
         d = dissimilarities(X, self.similarity, self.feature_scaling)  # condensed, j < k
         d_max = float(d.max()) if d.size else 0.0
-        _zero_tiny(d, 1e-12 * d_max)
-        thresholds = self._threshold_sequence(d, d_max)
+        lo = _zero_tiny(d, 1e-12 * d_max)
+        thresholds = self._threshold_sequence(d, d_max, lo)
         # a pair within the tie tolerance of a threshold is under it: thresholds are
         # computed from the pairs (a quantile is one of them), so a pair equal to one in
         # exact arithmetic must not fall on either side by rounding
@@ -364,8 +364,7 @@ class FRANeRanker(BaseRanker):
             "(sparser graphs, about half the memory)",
         )
 
-    def _threshold_sequence(self, d: np.ndarray, d_max: float) -> np.ndarray:
-        lo = _smallest_positive(d)
+    def _threshold_sequence(self, d: np.ndarray, d_max: float, lo: float | None) -> np.ndarray:
         if lo is None:
             return np.empty(0)
         num = int(self.n_thresholds)
@@ -460,21 +459,23 @@ def ranking_quality(scores: np.ndarray) -> float:
     return float(s[1] / s[-2])
 
 
-def _zero_tiny(d: np.ndarray, below: float) -> None:
-    """Set the entries of ``d`` at or below ``below`` to 0, in place, without an n² mask."""
-    for lo in range(0, d.size, _ZERO_CHUNK):
-        part = d[lo : lo + _ZERO_CHUNK]
-        part[part <= below] = 0.0
-
-
-def _smallest_positive(d: np.ndarray) -> float | None:
-    """The smallest positive entry of ``d`` (None if there is none), without an n² mask."""
+def _zero_tiny(d: np.ndarray, below: float) -> float | None:
+    """Set the entries of ``d`` at or below ``below`` (``>= 0``) to 0, in place, and return
+    the smallest positive entry left (None if there is none): one pass over ``d`` in
+    chunks, without an n² mask. A chunk whose minimum is above ``below`` has nothing to set
+    and that minimum is its smallest positive entry (nearly every chunk), so only the
+    other chunks are masked."""
     best = np.inf
     for lo in range(0, d.size, _ZERO_CHUNK):
         part = d[lo : lo + _ZERO_CHUNK]
-        part = part[part > 0.0]
-        if part.size:
-            best = min(best, float(part.min()))
+        low = float(part.min())
+        if low > below:
+            best = min(best, low)
+            continue
+        part[part <= below] = 0.0
+        positive = part > 0.0
+        if positive.any():
+            best = min(best, float(part[positive].min()))
     return None if best == np.inf else best
 
 
