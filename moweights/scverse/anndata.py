@@ -156,6 +156,12 @@ def from_anndata(
     return AnnDataInput(X, y, tuple(str(n) for n in adata.var_names))
 
 
+def _set_only(params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters that were given: a None is left out, since not every anndata version
+    writes one to ``.h5ad``."""
+    return {k: v for k, v in params.items() if v is not None}
+
+
 def _default_rankers(y: pd.Series | None) -> tuple[str, ...]:
     if y is None:
         return ("variance",)
@@ -343,14 +349,16 @@ def rank_features(
         columns[f"{key_added}_{agg}_rank"] = rank_positions(r, names) + 1
 
     record: dict[str, Any] = {
-        "params": {
-            "target": target,
-            "layer": layer,
-            "rankers": list(members),
-            "aggregate": list(aggregates),
-            "ranker_params": json.dumps(params, sort_keys=True, default=str),
-            "random_state": random_state,
-        },
+        "params": _set_only(
+            {
+                "target": target,
+                "layer": layer,
+                "rankers": list(members),
+                "aggregate": list(aggregates),
+                "ranker_params": json.dumps(params, sort_keys=True, default=str),
+                "random_state": random_state,
+            }
+        ),
         "rankings": {name: _record(r, names) for name, r in rankings.items()},
         "aggregates": {agg: _record(r, names) for agg, r in combined.items()},
     }
@@ -460,18 +468,20 @@ def rank_markers(
 
     members = table.attrs["params"]["rankers"]
     record = {
-        "params": {
-            "groupby": groupby,
-            "reference": "rest",
-            "method": method,
-            "use_raw": False,
-            "layer": layer,
-            "corr_method": "benjamini-hochberg",
-            "rankers": list(members),
-            "aggregate": aggregate,
-            "direction": direction,
-            "tie_correct": bool(tie_correct),
-        },
+        "params": _set_only(
+            {
+                "groupby": groupby,
+                "reference": "rest",
+                "method": method,
+                "use_raw": False,
+                "layer": layer,
+                "corr_method": "benjamini-hochberg",
+                "rankers": list(members),
+                "aggregate": aggregate,
+                "direction": direction,
+                "tie_correct": bool(tie_correct),
+            }
+        ),
         "names": records("feature", "O"),
         "scores": records("score", "float32"),
         "pvals": records("pvalue", "float64"),

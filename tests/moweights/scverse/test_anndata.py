@@ -174,6 +174,17 @@ def test_rank_features_results_survive_an_h5ad_round_trip(tmp_path):
         )
 
 
+def test_defaults_write_and_read_back(tmp_path):
+    adata = make_adata()
+    rank_features(adata)
+    rank_markers(adata, "cell_type", rankers="t_test")
+    assert "layer" not in adata.uns["moweights"]["params"]  # None is left out
+    adata.write_h5ad(tmp_path / "defaults.h5ad")
+    back = ad.read_h5ad(tmp_path / "defaults.h5ad")
+    assert back.uns["moweights"]["params"]["rankers"].tolist() == ["variance"]
+    pd.testing.assert_frame_equal(get_markers(back), get_markers(adata), check_dtype=False)
+
+
 def test_copy_leaves_the_callers_object_untouched():
     adata = make_adata()
     before = adata.copy()
