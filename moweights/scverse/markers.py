@@ -25,6 +25,7 @@ whatever the members; the members decide only the rank.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -396,6 +397,19 @@ def find_markers(
         raise InvalidInputError(f"names must be {d} distinct feature names; got {len(names)}")
     codes, labels = _group_codes(y, m)
     G = len(labels)
+    values = Xm.data if sp.issparse(Xm) else Xm
+    if (
+        values.size
+        and values.min() >= 0
+        and values.max() > 1
+        and (values == np.round(values)).all()
+    ):
+        warnings.warn(
+            "X holds only nonnegative integers, like raw counts: the log fold changes assume "
+            "log1p values (normalise each cell and take log1p first, as scanpy expects)",
+            UserWarning,
+            stacklevel=2,
+        )
     if n_top is not None and not 1 <= int(n_top) <= d:
         raise InvalidParameterError(f"n_top must be in 1..{d}; got {n_top!r}")
 

@@ -234,3 +234,10 @@ def test_rank_positions_reads_an_order_and_a_generic_ranking():
     assert rank_positions(r, ["a", "b", "c"]).tolist() == [1, 2, 0]
     gen = GenericRanking([["b", "a"], ["c"]])
     assert rank_positions(gen, ["a", "b", "c"]).tolist() == [0, 1, 2]
+
+
+def test_raw_counts_warn_that_the_fold_changes_assume_log1p():
+    X, y, names = planted()
+    counts = np.round(np.expm1(X))
+    with pytest.warns(UserWarning, match="raw counts"):
+        find_markers(counts, y, names, rankers="t_test")
