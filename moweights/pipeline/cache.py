@@ -6,8 +6,10 @@ is one file, ``<output>/.cache/<key>.npz``: its arrays (float64 scores and table
 kept bit for bit) and a JSON header describing how they fit together (which arrays form
 a table's columns, a ranking's names and scores, ...). Loading uses
 ``numpy.load(allow_pickle=False)`` and rebuilds only the few types listed below; the
-header must carry the key the file is stored under, every array must have the dtype
-and shape the header implies, and the step's own check must accept the value (e.g. a
+header must carry the key the file is stored under and the digest of its content
+(:func:`value_digest`: an entry edited by hand after the run wrote it, however well
+formed, is not reused), every array must have the dtype and shape the header implies,
+and the step's own check must accept the value (e.g. a
 ranking over the data's features). An entry failing any of this -- damaged, foreign,
 written by other code -- is ignored with a :class:`CacheWarning` and the step is
 recomputed. Files of other formats (the ``*.pkl`` of earlier versions) are never opened.
@@ -64,7 +66,8 @@ __all__ = ["CacheWarning", "StepCache", "code_fingerprint", "decode", "encode"]
 log = logging.getLogger("moweights")
 
 FORMAT = "moweights-cache"
-VERSION = 1
+#: 2: the header carries the digest of the value (:func:`value_digest`)
+VERSION = 2
 #: packages whose source every cached step depends on
 PACKAGES = ("rankers", "aggregation", "moweights")
 #: libraries whose version can change the numbers
@@ -375,6 +378,23 @@ def decode(header: Any, arrays: dict[str, np.ndarray]) -> Any:
     return value
 
 
+def value_digest(key: str, node: Any, arrays: dict[str, np.ndarray]) -> str:
+    """The SHA-256 of an entry's content: its key, its header's value and every array
+    (name, dtype, shape and bytes), kept in the header when the entry is written.
+
+    An entry edited after it was written -- an array changed and saved again, a number
+    of the header changed -- still decodes to well-formed data of its step; the digest
+    tells it from what the run wrote, and such an entry is recomputed, not reused.
+    """
+    h = hashlib.sha256()
+    h.update(json.dumps([key, node], sort_keys=True).encode() + b"\0")
+    for name in sorted(arrays):
+        values = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}:{values.dtype.str}:{values.shape}\0".encode())
+        h.update(values.tobytes() + b"\0")
+    return h.hexdigest()
+
+
 # ------------------------------------------------------------------ reading an entry
 def _checked_members(archive: zipfile.ZipFile, size: int) -> dict[str, zipfile.ZipInfo]:
     """The entry's members by array name, each checked from the zip directory alone."""
@@ -535,7 +555,13 @@ class StepCache:
                 arrays = {name: _read_member(archive, info) for name, info in members.items()}
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError) as exc:
             raise CacheFormatError(f"damaged archive ({exc})") from None
-        return decode(header.get("value"), arrays)
+        value = decode(header.get("value"), arrays)  # well formed: each array checked
+        if header.get("digest") != value_digest(key, header.get("value"), arrays):
+            raise CacheFormatError(
+                "its content does not match the digest written with it (edited since the "
+                "run wrote it?)"
+            )
+        return value
 
     @staticmethod
     def store(path: Path, key: str, what: str, value: Any) -> bool:
@@ -547,7 +573,14 @@ class StepCache:
         except CacheFormatError as exc:
             warnings.warn(f"{what} is not cached: {exc}", CacheWarning, stacklevel=3)
             return False
-        header = {"format": FORMAT, "version": VERSION, "key": key, "what": what, "value": node}
+        header = {
+            "format": FORMAT,
+            "version": VERSION,
+            "key": key,
+            "what": what,
+            "value": node,
+            "digest": value_digest(key, node, arrays),
+        }
         buffer = io.BytesIO()
         np.savez(buffer, **{_HEADER: np.array(json.dumps(header))}, **arrays)
         if buffer.tell() > MAX_ENTRY_BYTES:  # it could not be read back

@@ -500,3 +500,31 @@ def test_a_cache_folder_that_is_a_link_is_neither_written_nor_read_through(tmp_p
     assert list(elsewhere.iterdir()) == []  # nothing written through the link
     assert any(".cache is a symbolic link" in m for m in messages), messages
     assert (tmp_path / "out" / ".cache").is_symlink()  # the user's link is left alone
+
+
+# ------------------------------------------------- entries edited by hand (issue 48 item 5)
+def test_entries_edited_by_hand_but_well_formed_are_recomputed(first, tmp_path):
+    """Every number of an entry changed, each array keeping its dtype and shape: the entry
+    decodes to well-formed data of its step, but it is not what the run wrote."""
+    out = _copy(first, tmp_path)
+    edited = 0
+    for path in _entries(out):
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {name: npz[name] for name in npz.files}
+        changed = False
+        for name, values in arrays.items():
+            if name != "__header__" and values.dtype.kind == "f" and values.size:
+                arrays[name] = values + 1.0  # the same order, other numbers
+                changed = True
+        if changed:
+            buffer = io.BytesIO()
+            np.savez(buffer, **arrays)
+            path.write_bytes(buffer.getvalue())
+            edited += 1
+    assert edited >= 10, edited
+    result, messages = _run(RAW, out)
+    unusable = [m for m in messages if "does not match the digest" in m]
+    assert len(unusable) == edited, (len(unusable), edited, messages[:3])
+    # reused: only what a fresh run reuses too (a step met twice in one run)
+    assert result.cached == first[1].cached
+    _assert_same_results(first[1], result)
