@@ -5,8 +5,8 @@ not be drawn), 2 bad usage or bad input (a config file, a data file or an output
 that cannot be used -- a file, a folder another run is writing, a non-empty folder
 moweights did not make without ``--force`` -- or a Dask scheduler address that does not
 answer as one), 130 interrupted by Ctrl-C (the output folder is left valid and says it
-is partial), 141 the output pipe was closed early (``moweights rankers | head``; the
-shell's code for SIGPIPE).
+is partial), 143 ended by SIGTERM (as on Ctrl-C), 141 the output pipe was closed early
+(``moweights rankers | head``; the shell's code for SIGPIPE).
 
 Errors are one line on stderr (``error: ...``; a config's problems one per line), never
 a traceback; ``-v`` adds the traceback of an unexpected error.
@@ -39,12 +39,14 @@ from moweights.errors import (
 __all__ = ["main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_PIPE = 0, 1, 2, 130, 141
+#: SIGTERM: ended as on Ctrl-C, with the shell's code for the signal (128 + 15)
+EXIT_TERMINATED = 143
 
 _EPILOG = """exit codes: 0 ok, 1 the run failed (a study: any data set), 2 bad usage or input
 (config, data file, output folder: a file, in use by another run, or not empty and not made
 by moweights without --force; a Dask scheduler address that does not answer as one), 130
-interrupted (Ctrl-C; the output folder stays valid and is marked partial). Docs: README.md,
-docs/config.md."""
+interrupted (Ctrl-C; the output folder stays valid and is marked partial), 143 the same
+on SIGTERM. Docs: README.md, docs/config.md."""
 
 
 class _UsageError(Exception):
@@ -259,7 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     verbosity = 0 if args.quiet else (2 if args.verbose else 1)
     _setup_logging(verbosity)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _sigterm_interrupts():
         if verbosity == 0:
             warnings.simplefilter("ignore")
         else:
@@ -274,9 +276,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except MoweightsError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_FAILED
-        except KeyboardInterrupt:
-            print("\ninterrupted", file=sys.stderr)
-            return EXIT_INTERRUPTED
+        except KeyboardInterrupt as exc:
+            print(f"\ninterrupted ({_interruption(exc)})", file=sys.stderr)
+            return _interrupted_code(exc)
         except MemoryError as exc:  # not ours (those are MoweightsErrors): still one line
             reason = " ".join(str(exc).split()) or "no reason given"
             print(f"error: out of memory: {reason}", file=sys.stderr)
@@ -294,6 +296,41 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return EXIT_FAILED
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts():
+    """SIGTERM raises :class:`~moweights.errors.Terminated` (a KeyboardInterrupt) while a
+    command runs: a run ends as on Ctrl-C -- its folder finished as partial, its lock
+    released -- instead of being killed mid-write (the main thread only; the previous
+    handler comes back afterwards)."""
+    import signal
+    import threading
+
+    from moweights.errors import Terminated
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum, frame):
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interruption(exc: BaseException) -> str:
+    from moweights.output.files import interruption
+
+    return interruption(exc)
+
+
+def _interrupted_code(exc: BaseException) -> int:
+    return EXIT_TERMINATED if getattr(exc, "signal_name", None) == "SIGTERM" else EXIT_INTERRUPTED
 
 
 def _flush(code: int) -> int:
@@ -354,11 +391,13 @@ def _run(args, verbosity: int) -> int:
     out = config.output_dir
     try:
         result = run(config, cache=False if args.no_cache else None, force=args.force)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print(
-            f"\ninterrupted: partial results in {out}/ (manifest.json lists them)", file=sys.stderr
+            f"\ninterrupted ({_interruption(exc)}): partial results in {out}/ (manifest.json "
+            "lists them)",
+            file=sys.stderr,
         )
-        return EXIT_INTERRUPTED
+        return _interrupted_code(exc)
     except _INPUT_ERRORS:
         raise  # one line and exit code 2, from main
     except MoweightsError as exc:

@@ -32,6 +32,7 @@ __all__ = [
     "RunLockedError",
     "SchedulerError",
     "StaleLockWarning",
+    "Terminated",
 ]
 
 
@@ -97,3 +98,12 @@ class SchedulerError(MoweightsError, ConnectionError):
 
     def __reduce__(self):
         return (type(self), (self.args[0], self.address))
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what ``timeout``, ``kill`` and batch schedulers send), raised by the
+    ``moweights`` command's handler so that a run ends as on Ctrl-C: the folder finished
+    as partial, its lock released. A KeyboardInterrupt, so that everything prepared for
+    Ctrl-C handles it; ``signal_name`` says which it was."""
+
+    signal_name = "SIGTERM"

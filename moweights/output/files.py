@@ -41,6 +41,7 @@ __all__ = [
     "atomic_write",
     "check_results_tree",
     "claim_output_dir",
+    "config_path",
     "csv_text",
     "json_text",
     "make_output_dir",
@@ -192,17 +193,25 @@ def check_results_tree(folder, depth: int = 2) -> None:
 # ------------------------------------------------------------------ writing
 @contextlib.contextmanager
 def sigint_ignored() -> Iterator[None]:
-    """Ctrl-C held off (in the main thread) while a folder's last words are written."""
+    """Ctrl-C and SIGTERM held off (in the main thread) while a folder's last words are
+    written."""
     import signal
     import threading
 
     main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    held = (signal.SIGINT, signal.SIGTERM) if main else ()
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in held}
     try:
         yield
     finally:
-        if main:
-            signal.signal(signal.SIGINT, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def interruption(exc: KeyboardInterrupt) -> str:
+    """What stopped the run: "Ctrl-C", or the signal a :class:`~moweights.errors.Terminated`
+    names ("SIGTERM")."""
+    return getattr(exc, "signal_name", None) or "Ctrl-C"
 
 
 def atomic_write(path: Path, data: bytes | str) -> Path:
@@ -251,17 +260,34 @@ def atomic_write(path: Path, data: bytes | str) -> Path:
     return path
 
 
-def claim_output_dir(path, *, force: bool = False) -> Path:
+def config_path(source: str | None) -> str | None:
+    """The config file a run was read from, as an absolute path (None for a config
+    given as data, e.g. ``parse_config``'s "<config>"); recorded in the manifest."""
+    if not source or source.startswith("<"):
+        return None
+    return str(Path(source).resolve())
+
+
+def claim_output_dir(path, *, force: bool = False, source: str | None = None) -> Path:
     """An output folder a run may write: new, empty, or made by moweights (or ``force``).
 
     A folder holding anything but moweights' own hidden entries (the lock, the cache)
     and without a manifest moweights wrote is someone else's: a run would overwrite
-    their ``config.json`` or ``report.html``, so it is refused unless ``force``.
+    their ``config.json`` or ``report.html``, so it is refused unless ``force``. A folder
+    made by a run of another config file (its manifest names that file) is that run's:
+    it is refused too unless ``force`` (a rerun of the same config, or of the folder's
+    own ``config.json``, replaces its files as always).
+
+    Parameters
+    ----------
+    source : str, optional
+        The config file of the run that claims the folder (``RunConfig.source``).
 
     Raises
     ------
     OutputFolderError
-        As :func:`make_output_dir`, and for a non-empty folder moweights did not make.
+        As :func:`make_output_dir`, for a non-empty folder moweights did not make, and for
+        a folder of another config's run.
     """
     path = make_output_dir(path)
     if force:
@@ -274,6 +300,18 @@ def claim_output_dir(path, *, force: bool = False) -> Path:
             f"(it has no {MANIFEST} of ours); choose a new or empty folder, or pass --force "
             "to write into it anyway (files of the same names are replaced)"
         )
+    new = config_path(source)
+    if foreign and new is not None and new != str((path / "config.json").resolve()):
+        earlier = None
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            earlier = read_json(path / MANIFEST, what="manifest").get("config")
+        if isinstance(earlier, str) and earlier != new:
+            raise OutputFolderError(
+                f"output folder {path} holds the results of a run of {earlier} (its "
+                f"{MANIFEST} says so), not of {new}; a run replaces the folder's files, "
+                "so choose another folder ([output] dir, or -o DIR), or pass --force to "
+                "replace that run's results"
+            )
     return path
 
 
@@ -432,6 +470,12 @@ class ResultsFolder(ABC):
         self.path = Path(path)
         self.config = config
         self.path.mkdir(parents=True, exist_ok=True)
+        self._source = config_path(getattr(config, "source", None))
+        if self._source == str((self.path / "config.json").resolve()):
+            # a rerun of the folder's own config.json: still the run of the original file
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                earlier = read_json(self.path / MANIFEST, what="manifest").get("config")
+                self._source = earlier if isinstance(earlier, str) else None
         _clear_folder(self.path)  # the caller holds the folder's lock
         self.files: dict[str, str] = {}  # name -> sha256
         self._drawn = False  # "complete" only once the plots and report.html are written
@@ -457,6 +501,8 @@ class ResultsFolder(ABC):
             "message": message,
             "moweights": __version__,
             **self._manifest_fields(),
+            # the config file of the run (a folder is that run's: see claim_output_dir)
+            **({"config": self._source} if self._source else {}),
             "files": {name: {"sha256": digest} for name, digest in sorted(self.files.items())},
         }
         atomic_write(self.path / MANIFEST, json_text(manifest))
@@ -510,7 +556,8 @@ class ResultsFolder(ABC):
             "(`moweights report` draws them again)"
         )
         if isinstance(exc, KeyboardInterrupt):
-            status, note = "partial", f"interrupted (Ctrl-C) while drawing: {missing}"
+            status = "partial"
+            note = f"interrupted ({interruption(exc)}) while drawing: {missing}"
         elif isinstance(exc, OutputWriteError):
             status, note = "failed", f"{exc}; {missing}"
         else:
@@ -533,9 +580,9 @@ class ResultsFolder(ABC):
         note); the exception goes on to the caller."""
         try:
             yield
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             result.status = "partial"
-            result.notes.append(interrupted)
+            result.notes.append(interrupted.replace("(Ctrl-C)", f"({interruption(exc)})"))
             self.finish(result, time.perf_counter() - start)
             raise
         except BaseException as exc:

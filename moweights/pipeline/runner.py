@@ -148,7 +148,8 @@ def run(
     loaded = None if config.is_study else load_checked(config)
     out = make_output_dir(output_dir if output_dir is not None else config.output_dir)
     with RunLock(out):  # released at the end, also on failure and Ctrl-C
-        claim_output_dir(out, force=force)  # under the lock: a live run is named as such
+        # under the lock: a live run is named as such
+        claim_output_dir(out, force=force, source=config.source)
         # one backend (one Dask client) for the run, or for every data set of a study
         with _quiet(config), _backend(config) as n_jobs:
             if not config.is_study:
@@ -183,7 +184,7 @@ def _run_member(
         )
     out = make_output_dir(out)
     with RunLock(out):
-        claim_output_dir(out, force=force)
+        claim_output_dir(out, force=force, source=config.source)
         return _run_locked(config, out, cache, start, n_jobs)
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -168,3 +170,89 @@ def test_a_rerun_keeps_a_file_of_the_earlier_run_that_was_edited_since(tmp_path)
     run(parse_config(raw), out)
     assert (out / "similarity_spearman.csv").read_text() == "my notes\n"
     assert "similarity_spearman.csv" not in _manifest(out)["files"]
+
+
+# ------------------------------------------------- item 4: a folder of another config's run
+QUICK = """
+[data]
+builtin = "iris"
+[[rankers]]
+name = "variance"
+[evaluation]
+enabled = false
+[output]
+dir = "results"
+plots = false
+"""
+
+
+def test_a_folder_made_by_a_run_of_another_config_is_that_runs(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.toml").write_text(QUICK)
+    (tmp_path / "b.toml").write_text(QUICK.replace('"variance"', '"laplacian"'))
+    results = tmp_path / "results"
+    assert main(["run", "a.toml", "-q"]) == 0
+    before = {p.name: p.read_bytes() for p in results.iterdir() if p.is_file()}
+    assert _manifest(results)["config"] == str(tmp_path / "a.toml")
+
+    assert main(["run", "b.toml", "-q"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"error: output folder results holds the results of a run of {tmp_path / 'a.toml'} "
+        f"(its manifest.json says so), not of {tmp_path / 'b.toml'}; a run replaces the "
+        "folder's files, so choose another folder ([output] dir, or -o DIR), or pass --force "
+        "to replace that run's results"
+    )
+    assert {p.name: p.read_bytes() for p in results.iterdir() if p.is_file()} == before
+
+    assert main(["run", "a.toml", "-q"]) == 0  # its own config again: a rerun
+    assert main(["run", "results/config.json", "-q", "-o", "results"]) == 0  # its config.json
+    assert _manifest(results)["config"] == str(tmp_path / "a.toml")
+    assert main(["run", "b.toml", "-q", "--force"]) == 0  # asked for
+    assert _manifest(results)["config"] == str(tmp_path / "b.toml")
+
+
+# ------------------------------------------------- item 6: SIGTERM ends a run as Ctrl-C does
+SLOW = """
+[data]
+builtin = "wine"
+[[rankers]]
+name = "variance"
+[[rankers]]
+name = "mo_weighting"
+params = { pop_size = 8, n_gen = 1000000 }
+[output]
+plots = false
+"""
+
+
+def test_sigterm_ends_a_run_as_ctrl_c_does(tmp_path):
+    import time
+
+    (tmp_path / "slow.toml").write_text(SLOW)
+    out = tmp_path / "out"
+    command = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "moweights"]
+    proc = subprocess.Popen(
+        [*command, "run", "slow.toml", "-o", "out"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    deadline = time.monotonic() + 600  # a bound for a run that never gets there
+    while not (out / "scores.csv").exists():  # written when the first ranker finished
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the first ranker never finished"
+        time.sleep(0.1)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 143, err
+    assert "interrupted (SIGTERM): partial results in out/" in err and "Traceback" not in err
+    assert not (out / ".moweights.lock").exists()
+    manifest = _manifest(out)
+    assert manifest["status"] == "partial", manifest["status"]
+    assert "interrupted (SIGTERM): the files listed are complete" in manifest["message"]
+    for name, entry in manifest["files"].items():
+        assert entry["sha256"] == _sha(out / name), name
