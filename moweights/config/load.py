@@ -60,11 +60,61 @@ def _read(path: Path) -> dict:
             [f"{path}: not a {kind} text file (undecodable byte at position {exc.start})"],
             path=path,
         ) from None
+    depth, where = _nesting(text)
+    if depth > MAX_NESTING:
+        raise ConfigError(
+            [
+                f"{path}: arrays or tables nested more than {MAX_NESTING} deep (at "
+                f"character {where}); a config nests a few levels: flatten the value"
+            ],
+            path=path,
+        )
     try:
         return json.loads(text) if kind == "JSON" else tomllib.loads(text)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
         message = " ".join(str(exc).split())
         raise ConfigError([f"{path}: not valid {kind}: {message}"], path=path) from None
+    except RecursionError:  # nesting the scan above did not see: still the file's fault
+        raise ConfigError(
+            [f"{path}: nested too deep to read; flatten its arrays and tables"], path=path
+        ) from None
+
+
+#: the deepest nesting of arrays and inline tables a config file may have
+MAX_NESTING = 64
+
+
+def _nesting(text: str) -> tuple[int, int]:
+    """The deepest nesting of ``[``/``{`` outside strings and comments, and where it is
+    first reached: checked before parsing, since the parsers recurse (a file of a
+    hundred thousand ``[`` took a minute to end in a RecursionError). Scans TOML and
+    JSON alike; it stops as soon as the nesting passes :data:`MAX_NESTING`."""
+    depth = deepest = where = 0
+    quote = None  # the quote character of the string the scan is in
+    comment = escaped = False
+    for i, char in enumerate(text):
+        if comment:
+            comment = char != "\n"
+        elif quote is not None:
+            if escaped:
+                escaped = False
+            elif char == "\\" and quote == '"':
+                escaped = True
+            elif char == quote:
+                quote = None
+        elif char in "\"'":
+            quote = char
+        elif char == "#":
+            comment = True
+        elif char in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, where = depth, i
+                if deepest > MAX_NESTING:
+                    break
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return deepest, where
 
 
 def load_config(path, overrides: Sequence[str] = ()) -> RunConfig:

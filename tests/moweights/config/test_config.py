@@ -402,3 +402,26 @@ def test_toml_strings_read_back_as_written(text):
     from moweights.config.export import toml_value
 
     assert tomllib.loads(f"key = {toml_value(text)}\n") == {"key": text}
+
+
+# ------------------------------------------------------------------ bounded work (issue 48 item 7)
+@pytest.mark.parametrize("suffix", [".toml", ".json"])
+def test_a_deeply_nested_config_is_a_config_error_at_once(tmp_path, capsys, suffix):
+    deep = "[" * 100_000 + "]" * 100_000
+    if suffix == ".toml":
+        text = (
+            f'[data]\nbuiltin = "iris"\n[[rankers]]\nname = "variance"\nparams = {{ x = {deep} }}\n'
+        )
+    else:
+        text = f'{{"data": {deep}}}'
+    path = tmp_path / f"deep{suffix}"
+    path.write_text(text)
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {path}: arrays or tables nested more than 64 deep"), err
+    assert "flatten the value" in err
+    # brackets inside strings and comments are not nesting
+    fine = tmp_path / "fine.toml"
+    fine.write_text('# [[[[[[\n[data]\nbuiltin = "iris"\nname = "' + "[" * 100 + '"\n'
+                    '[[rankers]]\nname = "variance"\n')  # fmt: skip
+    assert main(["validate", str(fine), "-q"]) == 0
