@@ -8,6 +8,8 @@ else by the mean of the rankers' ranks), and these columns, in this order:
   more relevant) and ``<label>.rank`` (1 = best; tied scores share their average rank),
   then ``<label>.pvalue`` and ``<label>.qvalue`` (Benjamini-Hochberg) for rankers that
   test each feature (``t_test``, ``anova_f``, ``fisher_score``, ``chi2``, ...), then
+  ``<label>.statistic`` (a signed statistic, ``statistic_``, e.g. a two-group t) and
+  ``<label>.logfc`` (``log_fold_change_``) for rankers that give them, then
   ``<label>.rank_low`` and ``<label>.rank_high``, its bootstrap rank interval, when the
   run computed stability (``[stability]``);
 - for every aggregate: ``<method>.rank`` (a generic ranking's is the mean position of
@@ -67,9 +69,9 @@ def feature_table(result) -> pd.DataFrame:
         columns[f"{label}.score"] = ranking.to_series()
         columns[f"{label}.rank"] = ranking.ranks
         tests = significance.get(label)
-        if tests is not None:
-            columns[f"{label}.pvalue"] = tests["pvalue"]
-            columns[f"{label}.qvalue"] = tests["qvalue"]
+        if tests is not None:  # the columns it has, in the order pvalue qvalue statistic logfc
+            for name in tests.columns:
+                columns[f"{label}.{name}"] = tests[name]
         _interval(columns, label, stability)
     for method, agg in result.aggregated.items():
         columns[f"{method}.rank"] = agg.ranks

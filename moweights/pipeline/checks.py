@@ -12,12 +12,14 @@ import pandas as pd
 import rankers
 from aggregation import GenericRanking, Ranking
 
-__all__ = ["EXTRAS", "SIGNIFICANCE", "check_fit", "check_sites", "check_table"]
+__all__ = ["EXTRAS", "SIGNIFICANCE", "TESTS", "check_fit", "check_sites", "check_table"]
 
 #: fitted attributes kept beside a ranking (the NSGA-II weighting's): attribute -> name
 EXTRAS = {"pareto_weights_": "weights", "pareto_objectives_": "objectives", "history_": "history"}
-#: the extra holding a ranker's p- and q-values per feature (columns pvalue, qvalue)
+#: the extra holding a ranker's per-feature tests (the columns of TESTS it has)
 SIGNIFICANCE = "significance"
+#: its columns, in this order: p- and q-value, signed statistic, log fold change
+TESTS = ("pvalue", "qvalue", "statistic", "logfc")
 
 
 def _expect(condition: bool, what: str) -> None:
@@ -41,7 +43,9 @@ def check_fit(names):
             _expect(known and isinstance(frame, pd.DataFrame), "an extra table")
         tests = extras.get(SIGNIFICANCE)
         if tests is not None:
-            _expect(list(tests.columns) == ["pvalue", "qvalue"], "p- and q-values")
+            cols = list(tests.columns)
+            _expect(cols == [c for c in TESTS if c in cols] and cols, "per-feature tests")
+            _expect(("pvalue" in cols) == ("qvalue" in cols), "p- and q-values")
             _expect(list(tests.index) == [str(n) for n in names], "p-values of the features")
 
     return check

@@ -103,25 +103,48 @@ def _fit_one(spec, config, X, y, progress, n_jobs):
 
 
 def significance(est, names) -> pd.DataFrame | None:
-    """A fitted ranker's ``pvalues_`` and Benjamini-Hochberg ``qvalues_`` per feature
-    (``pvalue``, ``qvalue``), or None when it computes no p-values.
+    """A fitted ranker's per-feature test results, or None when it has none: ``pvalue``
+    and Benjamini-Hochberg ``qvalue`` from ``pvalues_`` / ``qvalues_``, ``statistic`` from
+    a signed ``statistic_`` (or a two-group test's one-row ``t_``) and ``logfc`` from
+    ``log_fold_change_`` -- each where the ranker (or the ranker a wrapper fitted) has it
+    with one value per feature.
 
     A ranker with p-values but no q-values gets them from
     :func:`scipy.stats.false_discovery_control` (Benjamini-Hochberg).
     """
-    p = getattr(est, "pvalues_", None)
-    if p is None:
-        return None
-    p = np.asarray(p, dtype=np.float64)
-    if p.shape != (len(names),):
-        return None
-    q = getattr(est, "qvalues_", None)
-    if q is None:
-        from scipy.stats import false_discovery_control
+    inner = fitted_ranker(est)
 
-        q = false_discovery_control(np.nan_to_num(p, nan=1.0), method="bh")
+    def attribute(name: str):
+        for holder in (est, inner):
+            value = getattr(holder, name, None)
+            if value is not None:
+                value = np.asarray(value, dtype=np.float64)
+                if value.ndim == 2 and value.shape[0] == 1:
+                    value = value[0]
+                return value if value.shape == (len(names),) else None
+        return None
+
+    columns = {}
+    p = attribute("pvalues_")
+    if p is not None:
+        q = attribute("qvalues_")
+        if q is None:
+            from scipy.stats import false_discovery_control
+
+            q = false_discovery_control(np.nan_to_num(p, nan=1.0), method="bh")
+        columns.update(pvalue=p, qvalue=np.asarray(q, dtype=np.float64))
+    statistic = attribute("statistic_")
+    if statistic is None:
+        statistic = attribute("t_")
+    if statistic is not None:
+        columns["statistic"] = statistic
+    logfc = attribute("log_fold_change_")
+    if logfc is not None:
+        columns["logfc"] = logfc
+    if not columns:
+        return None
     index = pd.Index([str(n) for n in names], name="feature")
-    return pd.DataFrame({"pvalue": p, "qvalue": np.asarray(q, dtype=np.float64)}, index=index)
+    return pd.DataFrame(columns, index=index)
 
 
 def spec_key(spec, config: RunConfig | None = None) -> dict:

@@ -79,6 +79,11 @@ def test_t_test_p_and_q_values_are_welch_and_benjamini_hochberg_on_log1p(gene_ru
     np.testing.assert_allclose(
         table["anova_f.pvalue"], pd.Series(p_f, index=X.columns).reindex(table.index), rtol=1e-9
     )
+    t, _ = scipy.stats.ttest_ind(
+        logged[group.to_numpy() == "ctrl"], logged[group.to_numpy() == "case"], equal_var=False
+    )
+    t = pd.Series(np.abs(t), index=X.columns).reindex(table.index)
+    np.testing.assert_allclose(table["t_test.statistic"].abs(), t, rtol=1e-9)
     # the raw (unlogged) counts would give other p-values: the transform reached the ranker
     _, raw_p = scipy.stats.ttest_ind(X[group == "ctrl"], X[group == "case"], equal_var=False)
     assert np.abs(np.log(table["t_test.pvalue"].sort_index()) - np.log(
@@ -88,13 +93,20 @@ def test_t_test_p_and_q_values_are_welch_and_benjamini_hochberg_on_log1p(gene_ru
 def test_the_columns_and_order_follow_the_spec(gene_run):
     out, result, X, _ = gene_run
     table = pd.read_csv(out / "features.csv")
-    assert list(table.columns) == [
+    tests = (".statistic", ".logfc")  # where a ranker gives them: right after its q-value
+    assert [c for c in table.columns if not c.endswith(tests)] == [
         "feature",
         "t_test.score", "t_test.rank", "t_test.pvalue", "t_test.qvalue",
         "anova_f.score", "anova_f.rank", "anova_f.pvalue", "anova_f.qvalue",
         "variance.score", "variance.rank",
         "mean_rank.rank", "borda.rank", "generic.rank", "generic.block",
     ]  # fmt: skip
+    columns = list(table.columns)
+    for column in [c for c in columns if c.endswith(tests)]:
+        label = column.rsplit(".", 1)[0]
+        before = columns[columns.index(column) - 1]
+        assert before in (f"{label}.qvalue", f"{label}.statistic"), column
+    assert "t_test.statistic" in columns  # the two-group t of t_test
     assert sorted(table["feature"]) == sorted(X.columns) and len(table) == X.shape[1]
     # best first, as the run's mean rank orders them
     assert table["feature"].tolist() == list(result.aggregated["mean_rank"].order)
@@ -265,3 +277,36 @@ def test_bootstrap_rank_intervals_are_the_resamples_own(tmp_path):
     # the strongly shifted genes stay near the top of the test's ranking on every resample
     assert table.loc[[f"gene{i}" for i in range(6)], "t_test.rank_high"].max() <= 8
     assert any(n.startswith("rank intervals: the central 80%") for n in result.notes)
+
+
+def test_a_signed_statistic_and_log_fold_change_go_beside_the_p_values():
+    """Generic: any fitted ranker's ``statistic_`` and ``log_fold_change_`` (here a stand-in's,
+    also one without p-values) become ``<label>.statistic`` and ``<label>.logfc``."""
+    from types import SimpleNamespace
+
+    from aggregation import Ranking
+    from moweights.output.features import feature_table
+    from moweights.pipeline.steps import significance
+
+    names = ["a", "b", "c"]
+    stand_in = SimpleNamespace(
+        pvalues_=np.array([0.01, 0.5, 0.04]),
+        statistic_=np.array([-3.0, 0.5, 2.0]),
+        log_fold_change_=np.array([-1.5, 0.1, 1.0]),
+    )
+    tests = significance(stand_in, names)
+    assert list(tests.columns) == ["pvalue", "qvalue", "statistic", "logfc"]
+    only = significance(SimpleNamespace(log_fold_change_=np.array([1.0, 2.0, 3.0])), names)
+    assert list(only.columns) == ["logfc"]
+    assert significance(SimpleNamespace(statistic_=np.zeros(2)), names) is None  # wrong length
+    result = SimpleNamespace(
+        rankings={"two": Ranking(names, np.array([3.0, 0.5, 2.0]), method="two")},
+        aggregated={},
+        feature_names=names,
+        significance={"two": tests},
+    )
+    table = feature_table(result).set_index("feature")
+    assert list(table.columns) == [
+        "two.score", "two.rank", "two.pvalue", "two.qvalue", "two.statistic", "two.logfc",
+    ]  # fmt: skip
+    assert table.loc["a", "two.statistic"] == -3.0 and table.loc["c", "two.logfc"] == 1.0
