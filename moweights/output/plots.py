@@ -68,11 +68,15 @@ def _save(fig, path: Path) -> bytes:
 # ------------------------------------------------------------------ the plots
 def _class_curves(folder: Path):
     return _curves(folder, "class_curves.csv", "Class prediction from the top k features "
-                   "(higher is better)")  # fmt: skip
+                   "(higher is better)", higher=True)  # fmt: skip
 
 
 def _curves(
-    folder: Path, name: str = "curves.csv", what: str = "Top-k kNN curves (lower is better)"
+    folder: Path,
+    name: str = "curves.csv",
+    what: str = "Top-k kNN curves (lower is better)",
+    *,
+    higher: bool = False,
 ):
     curves = load(folder, name)
     if curves is None or curves.empty:
@@ -89,6 +93,9 @@ def _curves(
         random = part[part["ranker"] == "random"]
         title = what if site is None else f"site {site}"
         plot_topk_curves(by, random if len(random) else None, ax=ax, title=title)
+        if higher:  # a score, not an error: the axis says so as the title does
+            metric = str(part["metric"].iloc[0]) if "metric" in part else "score"
+            ax.set_ylabel(f"{metric} (higher is better)")
     fig.tight_layout()
     return fig
 

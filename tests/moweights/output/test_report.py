@@ -279,3 +279,17 @@ def test_a_federated_run_with_classes_evaluates_site_by_site(tmp_path):
     got = result.error_curves.query("ranking == 'anova_f'")["ffa"].to_numpy()
     np.testing.assert_allclose(got, want, rtol=1e-12)
     assert (tmp_path / "out" / "clustering.csv").is_file()
+
+
+def test_the_class_curves_axis_says_higher_is_better_as_its_title_does(tmp_path):
+    """issue 48 item 14: balanced accuracy was labelled "(lower is better)"."""
+    from moweights.output.plots import _class_curves
+
+    rows = [{"ranker": r, "k": k, "mean": 0.5 + 0.1 * i, "std": 0.01,
+             "metric": "balanced_accuracy"}
+            for i, r in enumerate(["variance", "random"]) for k in (1, 2, 4)]  # fmt: skip
+    pd.DataFrame(rows).to_csv(tmp_path / "class_curves.csv", index=False)
+    fig = _class_curves(tmp_path)
+    (ax,) = fig.axes
+    assert "higher is better" in ax.get_title()
+    assert ax.get_ylabel() == "balanced_accuracy (higher is better)"
