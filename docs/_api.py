@@ -56,7 +56,8 @@ COMPLEXITY = {
     "mcfs": "O(n² d) kNN graph + sparse eigenproblem + one LARS per eigenvector, "
     "O(c n d min(n, d)) for c clusters",
     "mo_weighting": "O(G · P · n d) for G generations of a population of P weight vectors "
-    "(one matrix product per generation)",
+    "with C1-C3 (one matrix product per generation); the default NCA reads the s(s−1)/2 "
+    "pairs of at most s = 200 samples: O(G · P · s² d); memory O(s² d)",
     "mrmr": "O(k d n) for k selected features; memory O(n d)",
     "multisurf": "O(n² d) (all sample distances, in blocks)",
     "ndfs": "O(iterations · (d³ + n d c)) for c clusters (a d×d Cholesky per iteration)",

@@ -1,8 +1,9 @@
-"""NSGA-II feature weighting over entropy and dissimilarity criteria (the namesake)."""
+"""NSGA-II feature weighting (the namesake): the paper's criteria and criteria of relevance."""
 
 from moweights.weighting.criteria import (
     ALIASES,
     CRITERIA,
+    PRESETS,
     Criteria,
     objective_label,
     parse_objectives,
@@ -14,6 +15,7 @@ __all__ = [
     "ALIASES",
     "CRITERIA",
     "FRONT_TO_RANKING",
+    "PRESETS",
     "Criteria",
     "MOWeighting",
     "WeightingProblem",

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.stats import rankdata
 
-from moweights.weighting.relevance import RELEVANCE, Relevance
+from moweights.weighting.relevance import RELEVANCE, Relevance, pair_sample_size
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = [
@@ -71,7 +71,7 @@ ALIASES = {
 #: named sets of objectives: the paper's default row, and the default of MOWeighting
 PRESETS = {
     "paper": ("C1", "-C2", "-C3"),
-    "relevance": ("-NCA", "SP"),
+    "relevance": ("-NCA", "-FR", "SP"),
 }
 
 #: φ of Eq. 1 for a pair of samples of the same class (pairs of different classes: 1)
@@ -212,6 +212,13 @@ def peak_bytes(
     (``benchmarks/memory/bench_memory.py``, ``tests/rankers/test_memory.py``).
     """
     linear = 32.0 * m * n
+    if set(needed) & {"NCA", "HM"}:
+        # every pair of a subsample: squared differences (single precision, and the
+        # gathering's copy), and a block of (individuals x s x s) single-precision arrays
+        s = pair_sample_size(m, max_pairs)
+        pairs = s * (s - 1) / 2.0
+        block = min(max(1, 2**20 // (s * s)), int(pop_size))
+        linear += 8.0 * pairs * n + 4.0 * (pairs + 1) * block + 5 * 4.0 * block * s * s
     if "C4" not in needed:
         return linear
     pairs = n_entropy_pairs(m, max_pairs)

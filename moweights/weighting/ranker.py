@@ -26,6 +26,7 @@ from moweights.weighting.criteria import (
 )
 from moweights.weighting.nsga2 import native_termination, nsga2, pymoo_nsga2
 from moweights.weighting.problem import WeightingProblem
+from moweights.weighting.relevance import pair_sample_size
 from moweights.weighting.width import (
     AUTO_SEEDS,
     AUTO_WIDTH,
@@ -70,6 +71,18 @@ class MOWeighting(BaseRanker):
     final Pareto set is a weight vector, hence a ranking, and the set is turned into one
     ranking by ``front_to_ranking`` (by default the paper's averaged rank).
 
+    Default criteria. The paper's C1, -C2, -C3 (``objectives="paper"``, with
+    ``seed_rankers="auto"`` then the paper's uniform random start: its run exactly) read
+    distances on min–max scaled data, where spread counts as much as class signal: Eq. 1's
+    c(i) is larger for uniform noise than for a class-shifted Gaussian feature, so planted
+    features rank below noise (``docs/guide/weighting.md``). The default ``"relevance"``
+    is ``("-NCA", "-FR", "SP")``: the soft leave-one-out nearest-neighbour class
+    agreement of the weighted space and its Fisher trace ratio, maximised, against the
+    effective share of weighted features, minimised
+    (:mod:`moweights.weighting.relevance`), searched from anova_f's top sets
+    (``seed_rankers="auto"``), so that the front runs from a few well-chosen features to
+    many and a feature's averaged rank rewards being needed in small subsets.
+
     Wide data. With the paper's 80 individuals and 250 generations the search finds the
     few informative features among hundreds only slowly and among thousands hardly at
     all: the evaluations are spread over [0, 1]^n. Two parameters let cheap filter rankers
@@ -89,11 +102,15 @@ class MOWeighting(BaseRanker):
     ----------
     k : int, "all" or None, default=None
         Number of best features kept by ``transform``.
-    objectives : sequence of str, default=("C1", "-C2", "-C3")
-        Criteria, written as in the paper's tables: ``C1`` intra-class dissimilarity,
+    objectives : str or sequence of str, default="relevance"
+        A named set (:data:`~moweights.weighting.criteria.PRESETS`: ``"relevance"`` =
+        ``("-NCA", "-FR", "SP")``, ``"paper"`` = ``("C1", "-C2", "-C3")``) or criteria, written
+        as in the paper's tables: ``C1`` intra-class dissimilarity,
         ``C2`` inter-class dissimilarity, ``C3`` attribute–class correlation, ``C4``
-        entropy (aliases intra, inter, correlation, entropy). The notation means what the
-        paper means: C1–C3 are minimised and a leading "-" maximises them (the default
+        entropy (aliases intra, inter, correlation, entropy); and the relevance criteria
+        ``FR`` (fisher), ``NCA`` (nca), ``HM`` (margin), ``SP`` (sparsity), ``C3R``
+        (rank_correlation). The notation means what the
+        paper means: C1–C3 are minimised and a leading "-" maximises them (the paper's
         ``("C1", "-C2", "-C3")``: compact classes, far-apart classes, high correlation);
         the entropy C4 is minimised written either ``C4`` or ``-C4`` (the paper's Eq. 2
         carries the minus, and every row the paper prints minimises the entropy, which
@@ -125,11 +142,13 @@ class MOWeighting(BaseRanker):
         several times cheaper; where C4 alone leaves features with weights too small to
         change it in single precision, more Pareto solutions tie and the order among
         those features may differ from "double".
-    seed_rankers : str, ranker or sequence of them, default=None
+    seed_rankers : "auto", str, ranker or sequence of them, default="auto"
         Filter rankers (registry names such as ``"anova_f"``, or unfitted rankers) whose
         rankings seed the initial population: up to half of it holds top-t indicator
         vectors (weight 1 on a filter's t best features, 0 elsewhere; t = 1, 2, 4, ...),
         the rest is uniform random. None = pymoo's uniform random start (the paper's).
+        "auto" = ``anova_f`` (``laplacian`` without labels) when a relevance criterion is
+        among the objectives, None for the paper's criteria alone.
         With ``preselect``, they also choose the searched features. Each is fitted on
         the data with a seed drawn from ``random_state``.
     preselect : "auto", "all", int or None, default="auto"
@@ -215,7 +234,7 @@ class MOWeighting(BaseRanker):
     def __init__(
         self,
         k=None,
-        objectives=("C1", "-C2", "-C3"),
+        objectives="relevance",
         pop_size: int = 80,
         n_gen: int = 250,
         crossover_prob: float = 0.9,
@@ -224,7 +243,7 @@ class MOWeighting(BaseRanker):
         front_to_ranking: str = "mean_rank",
         max_pairs: int | None = 20000,
         entropy_precision: str = "single",
-        seed_rankers=None,
+        seed_rankers="auto",
         preselect: int | str | None = "auto",
         random_state=None,
         verbose: int = 0,
@@ -285,7 +304,7 @@ class MOWeighting(BaseRanker):
         m, n_all = X.shape
         # the width path (module width.py): drawn after the seeds above, so that the
         # default path's random stream is the one it always was
-        searched, rest, sampling = self._width_path(X, y, rng)
+        searched, rest, sampling, tie_order = self._width_path(X, y, rng)
         X = X[:, searched]
         n = X.shape[1]
         keys = tuple(k for k, _ in objectives)
@@ -338,7 +357,7 @@ class MOWeighting(BaseRanker):
         self._store_front(full, F, objectives)
         self.history_ = self._history(recorder, objectives)
         self.n_solutions_ = len(W)
-        scores = self._front_scores(W)
+        scores = self._front_scores(W, tie_order)
         if rest is None:
             return scores
         # below every searched feature, in the filters' order (rest is best first)
@@ -348,14 +367,15 @@ class MOWeighting(BaseRanker):
         return out
 
     def _width_path(self, X, y, rng):
-        """Searched features (indices), the others best first, and the initial population."""
+        """Searched features (indices), the others best first, the initial population, and
+        the filters' order of the searched features (positions in them; None unseeded)."""
         n = X.shape[1]
         everything = np.arange(n)
         keep = check_preselect(self.preselect, n)
         seed_rankers = self._seed_rankers()
         if keep is None and seed_rankers is None:
             self.preselected_ = None
-            return everything, None, None
+            return everything, None, None, None
         filters = resolve_filters(seed_rankers, self._needs_labels())
         filter_seed = int(rng.randint(np.iinfo(np.int32).max))
         combined, orders = filter_order(filters, X, y, filter_seed)
@@ -377,13 +397,17 @@ class MOWeighting(BaseRanker):
         names = self._feature_labels()[~self.constant_features_]
         self.preselected_ = None if rest is None else np.asarray(names[searched])
         if seed_rankers is None:
-            return searched, rest, None
+            return searched, rest, None, None
+        relevance = {key for key, _ in parse_objectives(self.objectives)} - set(PAPER_CRITERIA)
         # each filter's order restricted to the searched features, as positions in them
         position = np.full(n, -1, dtype=np.intp)
         position[searched] = np.arange(len(searched))
         local = [position[o][position[o] >= 0] for o in orders]
+        # the relevance criteria's sparse fronts: equal weights in the filters' order
+        tie_order = position[combined][position[combined] >= 0] if relevance else None
         population_rng = np.random.default_rng(int(rng.randint(np.iinfo(np.int32).max)))
-        return searched, rest, seeded_population(local, int(self.pop_size), population_rng)
+        population = seeded_population(local, int(self.pop_size), population_rng)
+        return searched, rest, population, tie_order
 
     def _warn_if_slow(self, m: int, n: int, keys) -> None:
         """Warn before a search estimated above ``SLOW_SEARCH`` CPU seconds."""
@@ -395,7 +419,15 @@ class MOWeighting(BaseRanker):
         else:
             n_evals = native[1]
         pairs = n_entropy_pairs(m, self.max_pairs)
-        seconds = search_seconds(m, n, keys, pairs, n_evals, self.entropy_precision)
+        seconds = search_seconds(
+            m,
+            n,
+            keys,
+            pairs,
+            n_evals,
+            self.entropy_precision,
+            neighbour_samples=pair_sample_size(m, self.max_pairs),
+        )
         if seconds > SLOW_SEARCH:
             warnings.warn(
                 f"MOWeighting's search over {n} weights ({n_evals:.0f} evaluations on {m} "
@@ -406,8 +438,27 @@ class MOWeighting(BaseRanker):
                 stacklevel=4,
             )
 
-    def _front_scores(self, W: np.ndarray) -> np.ndarray:
+    def _front_scores(self, W: np.ndarray, tie_order=None) -> np.ndarray:
+        """One score per searched feature from the Pareto set ``W`` (solutions x features).
+
+        ``tie_order`` (a seeded search with a relevance criterion: the filters' averaged
+        order of the searched features) orders each solution's equal weights for
+        ``"mean_rank"``: such a front is sparse, and features that no solution weighs
+        would otherwise tie in index order; each solution's ranking is then strict
+        (weight descending, equal weights in the filters' order) and the score is
+        ``n + 1 −`` the mean rank over the solutions. Otherwise (the paper's criteria),
+        equal weights tie as the paper's averaged rank has them.
+        """
         how = self.front_to_ranking
+        if how == "mean_rank" and tie_order is not None:
+            n = W.shape[1]
+            filter_position = np.empty(n)
+            filter_position[tie_order] = np.arange(n)
+            # weights come from SBX/PM arithmetic, not BLAS: equal means equal everywhere
+            orders = np.lexsort((np.broadcast_to(filter_position, W.shape), -W), axis=-1)
+            ranks = np.empty(W.shape)
+            np.put_along_axis(ranks, orders, np.arange(1.0, n + 1.0)[None, :], axis=-1)
+            return n + 1.0 - ranks.mean(axis=0)
         if how == "mean_weight":
             return W.mean(axis=0)
         if how == "median_weight":

@@ -17,8 +17,10 @@ reward a feature's spread on its own:
 - ``NCA`` **neighbourhood class agreement** (the soft leave-one-out nearest-neighbour
   accuracy of Goldberger et al. 2005, as NCFS weighs features with it, Yang et al. 2012):
   each sample i picks a neighbour j ≠ i with probability ``p_ij ∝ exp(−d_w(i,j)² / σ_i²)``,
-  σ_i² its squared distance to its ``NCA_NEIGHBOURS``-th nearest neighbour (so the
-  criterion is scale-free in w); ``Σ_{j: y_j = y_i} p_ij`` is the chance its neighbour
+  σ_i² its squared distance to its ``NCA_NEIGHBOURS``-th nearest neighbour, at least
+  ``NCA_FLOOR`` times its mean squared distance (so the criterion is scale-free in w, and
+  duplicates or a discrete feature, whose near distances are 0, do not collapse the
+  bandwidth); ``Σ_{j: y_j = y_i} p_ij`` is the chance its neighbour
   shares its class; averaged within each class, then over classes (balanced). It sees
   feature interactions and redundancy: what matters is who is near whom in the weighted
   space. A soft neighbour, not a hard vote: a last-bit change of a distance changes the
@@ -28,9 +30,13 @@ reward a feature's spread on its own:
   maximises): per sample, ``(d_w(x, nearest miss) − d_w(x, nearest hit)) / 2``, averaged
   within classes then over classes, divided by the mean ``d_w`` over the pairs (so that
   scaling w or spreading a feature does not raise it).
-- ``SP`` **weight mass** ``Σ_i w_i / n``, to minimise beside a relevance criterion: the
-  front then runs from sparse weightings (a few features) to dense ones, and a feature's
-  averaged rank over the front rewards being needed in small subsets.
+- ``SP`` **effective share of features** ``Σ_i w_i / (n max_i w_i)``: the weight mass
+  relative to the largest weight, from 1/n (one feature) to 1 (all weights equal), to
+  minimise beside a relevance criterion: the front then runs from sparse weightings (a
+  few features) to dense ones, and a feature's averaged rank over the front rewards being
+  needed in small subsets. Scale-free like the relevance criteria (a plain weight mass
+  would let every solution shrink towards zero weights without changing its relevance,
+  and the front collapse onto one direction).
 
 (``C3R``, Eq. 1 on ranks, is Eq. 1's own code: :mod:`moweights.weighting.criteria`.)
 
@@ -46,6 +52,7 @@ import numpy as np
 from rankers.exceptions import InvalidInputError
 
 __all__ = [
+    "NCA_FLOOR",
     "NCA_NEIGHBOURS",
     "RELEVANCE",
     "PairSample",
@@ -58,10 +65,12 @@ RELEVANCE = {
     "FR": ("Fisher trace ratio", True, False),
     "NCA": ("neighbourhood class agreement", True, True),
     "HM": ("hypothesis margin", True, True),
-    "SP": ("weight mass", False, False),
+    "SP": ("effective share of features", False, False),
 }
 #: the neighbour whose squared distance sets each sample's NCA bandwidth σ_i²
 NCA_NEIGHBOURS = 5
+#: σ_i² is at least this share of sample i's mean squared distance to the others
+NCA_FLOOR = 0.1
 #: individuals per block of the pair criteria (their (block × s × s) arrays)
 _BLOCK_VALUES = 2**20
 _TINY = 1e-300
@@ -197,8 +206,12 @@ class Relevance:
         return out
 
     def sparsity(self, W: np.ndarray) -> np.ndarray:
-        """SP: the mean weight."""
-        return W.mean(axis=1)
+        """SP: Σ w / (n max w), 0 where every weight is 0."""
+        top = W.max(axis=1)
+        out = np.zeros(len(W))
+        ok = top > 0
+        out[ok] = W[ok].sum(axis=1) / (W.shape[1] * top[ok])
+        return out
 
     def _pairwise(self, W: np.ndarray, one) -> np.ndarray:
         W2 = np.square(W)
@@ -215,8 +228,12 @@ class Relevance:
 
         def one(D):
             # σ_i²: the k-th smallest squared distance of row i (a continuous function of
-            # the distances, whichever neighbour it is); all-zero weights give 0 everywhere
+            # the distances, whichever neighbour it is), at least NCA_FLOOR x the row's
+            # mean; all-zero weights (every distance 0) give 1 (then every p_ij is equal)
+            finite = np.where(np.isinf(D), np.float32(0.0), D)
+            mean = finite.sum(axis=2, dtype=np.float64) / (pairs.size - 1)
             sigma = np.partition(D, k - 1, axis=2)[:, :, k - 1]
+            sigma = np.maximum(sigma, (NCA_FLOOR * mean).astype(np.float32))
             sigma = np.where(sigma > 0, sigma, np.float32(1.0))
             # exp(−d²/σ²): the nearest neighbour's term is at least exp(−1), so no shift
             # is needed against underflow; the diagonal's inf gives 0

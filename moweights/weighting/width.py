@@ -59,7 +59,7 @@ SLOW_SEARCH = 600.0
 #: C1-C3 in double precision with the search's other work (200 x 5,000 and 200 x 20,000,
 #: 80 individuals), C4's pair products in single and double precision
 #: (benchmarks/speed/bench_weighting_demo.py --rates measures them)
-_RATES = {"labels": 1.7e9, "single": 2e10, "double": 1e10}
+_RATES = {"labels": 1.7e9, "single": 2e10, "double": 1e10, "neighbours": 2.5e7}
 
 #: the largest share of the initial population that holds filter seeds (the rest is
 #: uniform random, so the search keeps its diversity)
@@ -189,6 +189,7 @@ def search_seconds(
     n_pairs: int,
     n_evals: float,
     precision: str = "single",
+    neighbour_samples: int = 0,
 ) -> float:
     """Estimated CPU seconds of an NSGA-II search over ``n`` weights (one core).
 
@@ -209,6 +210,11 @@ def search_seconds(
         Evaluations of the search (population x generations).
     precision : {"single", "double"}
         C4's precision.
+    neighbour_samples : int, default=0
+        Samples of the pair criteria NCA and HM
+        (:func:`~moweights.weighting.relevance.pair_sample_size`): ``s(s - 1)`` pair
+        multiply-adds per weight in single precision, then about ``s²`` element
+        operations at ``_RATES["neighbours"]`` (the softmax and the nearest hits).
     """
     needed = set(needed)
     per_eval = 0.0
@@ -216,4 +222,9 @@ def search_seconds(
         per_eval += 2.0 * m * n / _RATES["labels"]
     if "C4" in needed:
         per_eval += 2.0 * n_pairs * n / _RATES[precision]
+    if needed & {"NCA", "HM"}:
+        s = float(neighbour_samples)
+        per_eval += s * (s - 1.0) * n / _RATES["single"] + s * s / _RATES["neighbours"]
+    if needed & {"FR", "SP", "C3R"}:
+        per_eval += 2.0 * n / _RATES["labels"]
     return per_eval * float(n_evals)

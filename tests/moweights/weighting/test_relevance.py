@@ -13,7 +13,12 @@ import numpy as np
 import pytest
 
 from moweights.weighting.criteria import PRESETS, Criteria, parse_objectives
-from moweights.weighting.relevance import NCA_NEIGHBOURS, PairSample, pair_sample_size
+from moweights.weighting.relevance import (
+    NCA_FLOOR,
+    NCA_NEIGHBOURS,
+    PairSample,
+    pair_sample_size,
+)
 from rankers.exceptions import InvalidInputError
 from rankers.preprocessing import minmax_scale
 
@@ -54,7 +59,7 @@ def _nca_ref(X, y, w, k=NCA_NEIGHBOURS):
     agree = np.empty(m)
     for a in range(m):
         others = [b for b in range(m) if b != a]
-        sigma = np.sort(D[a, others])[min(k, m - 1) - 1]
+        sigma = max(np.sort(D[a, others])[min(k, m - 1) - 1], NCA_FLOOR * D[a, others].mean())
         sigma = sigma if sigma > 0 else 1.0
         p = np.array([np.exp(-D[a, b] / sigma) for b in others])
         p /= p.sum()
@@ -106,7 +111,7 @@ def test_population_criteria_equal_their_written_out_formulas(seed):
         # the pair criteria read single-precision differences
         assert got[row, 1] == pytest.approx(_nca_ref(X, y, w), rel=1e-5)
         assert got[row, 2] == pytest.approx(_margin_ref(X, y, w), rel=1e-5)
-        assert got[row, 3] == pytest.approx(w.mean())
+        assert got[row, 3] == pytest.approx(w.sum() / (n * w.max()))
 
 
 def test_rank_correlation_is_eq1_on_ranks_by_hand():
@@ -132,8 +137,8 @@ def test_scaling_all_weights_changes_no_relevance_criterion():
     rng = np.random.default_rng(3)
     y = np.repeat([0, 1], 15)
     X = minmax_scale(rng.normal(size=(30, 5)) + y[:, None] * np.array([1.5, 0.5, 0, 0, 0]))
-    crit = _criteria(X, y, ["FR", "NCA", "HM", "C3R"])
-    keys = [("FR", 1.0), ("NCA", 1.0), ("HM", 1.0), ("C3R", 1.0)]
+    crit = _criteria(X, y, ["FR", "NCA", "HM", "C3R", "SP"])
+    keys = [("FR", 1.0), ("NCA", 1.0), ("HM", 1.0), ("C3R", 1.0), ("SP", 1.0)]
     W = rng.uniform(0.1, 1.0, size=(4, 5))
     np.testing.assert_allclose(crit.evaluate(W, keys), crit.evaluate(0.3 * W, keys), rtol=1e-5)
 
@@ -181,6 +186,24 @@ def test_pair_sample_is_stratified_bounded_and_seeded():
     counts = np.bincount(y[a.rows])
     assert counts.sum() == 200 and counts[2] == 2  # the small class keeps 2 rows
     assert abs(counts[0] / counts[1] - 5.0) < 0.5
+
+
+def test_nca_keeps_its_bandwidth_on_a_discrete_perfect_feature():
+    # the class label as a feature: its within-class distances are all 0, so the 5th
+    # neighbour's distance is 0; the floor keeps the bandwidth, and the agreement is ~1
+    y = np.repeat([0, 1], 20)
+    X = np.column_stack([y.astype(float), np.random.default_rng(0).uniform(size=40)])
+    crit = _criteria(X, y, ["NCA"])
+    for scale in (1.0, 1e-3):
+        value = crit.evaluate(np.array([[scale, 0.0]]), [("NCA", 1.0)])[0, 0]
+        assert value > 0.999
+    assert value == pytest.approx(_nca_ref(X, y, np.array([1e-3, 0.0])), rel=1e-5)
+
+
+def test_sparsity_is_the_effective_share_of_features():
+    crit = _criteria(np.eye(4), None, ["SP"])
+    W = np.array([[1.0, 0, 0, 0], [0.2, 0.2, 0.2, 0.2], [1.0, 0.5, 0, 0], [0.0, 0, 0, 0]])
+    np.testing.assert_allclose(crit.evaluate(W, [("SP", 1.0)])[:, 0], [0.25, 1.0, 0.375, 0.0])
 
 
 def test_all_zero_weights_are_defined():

@@ -53,7 +53,7 @@ def test_registered_through_the_entry_point():
 def test_paper_combination_ranks_the_label_first_and_noise_last(bench):
     X, y = bench
     for seed in (0, 1):
-        est = MOWeighting(random_state=seed).fit(X, y)  # the paper's 80 x 250
+        est = MOWeighting(objectives="paper", random_state=seed).fit(X, y)  # the paper's 80 x 250
         order = list(X.columns[est.ranking_])
         assert order[0] == "f1", order
         assert set(order[-4:]) == {"f7", "f8", "f9", "f10"}, order
@@ -71,7 +71,7 @@ def test_same_seed_same_front(bench):
 
 def test_front_outputs_are_consistent(bench):
     X, y = bench
-    est = MOWeighting(n_gen=15, pop_size=20, random_state=0).fit(X, y)
+    est = MOWeighting(objectives="paper", n_gen=15, pop_size=20, random_state=0).fit(X, y)
     W = est.pareto_weights_
     assert list(W.columns) == list(X.columns)
     assert W[["f7", "f8"]].isna().all().all()  # constant features are set aside
@@ -92,7 +92,9 @@ def test_front_outputs_are_consistent(bench):
 @pytest.mark.parametrize("how", ["mean_rank", "mean_weight", "median_weight", "max_weight", "vote"])
 def test_front_to_ranking_options(bench, how):
     X, y = bench
-    est = MOWeighting(n_gen=15, pop_size=20, random_state=0, front_to_ranking=how).fit(X, y)
+    est = MOWeighting(
+        objectives="paper", n_gen=15, pop_size=20, random_state=0, front_to_ranking=how
+    ).fit(X, y)
     W = est.pareto_weights_.drop(columns=["f7", "f8"]).to_numpy()
     informative = ~est.constant_features_
     if how == "mean_weight":
@@ -139,7 +141,7 @@ def test_termination_override_and_bad_objectives(bench):
 
 def test_plots_render(bench, tmp_path):
     X, y = bench
-    est = MOWeighting(n_gen=10, pop_size=16, random_state=0).fit(X, y)
+    est = MOWeighting(objectives="paper", n_gen=10, pop_size=16, random_state=0).fit(X, y)
     fig = plot_front(est)
     fig.savefig(tmp_path / "front.png")
     assert fig.axes[0].name == "3d"
@@ -183,13 +185,16 @@ def wide():
     return make_planted("clusters", n_samples=60, n_features=120, informative=6, random_state=0)
 
 
-def test_width_parameters_default_to_the_plain_search(bench):
+def test_the_papers_criteria_default_to_the_plain_search(bench):
     X, y = bench
     est = MOWeighting()
-    assert est.get_params()["seed_rankers"] is None and est.get_params()["preselect"] == "auto"
-    a = MOWeighting(n_gen=12, pop_size=10, random_state=3).fit(X, y)
-    b = MOWeighting(n_gen=12, pop_size=10, random_state=3, preselect=50).fit(X, y)
-    c = MOWeighting(n_gen=12, pop_size=10, random_state=3, preselect=None).fit(X, y)
+    assert est.get_params()["seed_rankers"] == "auto" and est.get_params()["preselect"] == "auto"
+    paper = dict(objectives="paper", n_gen=12, pop_size=10, random_state=3)
+    a = MOWeighting(**paper).fit(X, y)
+    b = MOWeighting(preselect=50, **paper).fit(X, y)
+    c = MOWeighting(preselect=None, **paper).fit(X, y)
+    d = MOWeighting(seed_rankers=None, **paper).fit(X, y)
+    np.testing.assert_array_equal(a.scores_, d.scores_)  # "auto": no seeds for C1-C3
     assert a.preselected_ is None and b.preselected_ is None  # 50 >= 8 features: no cut
     np.testing.assert_array_equal(a.scores_, b.scores_)
     np.testing.assert_array_equal(a.scores_, c.scores_)  # "auto" below the width: None
@@ -210,7 +215,7 @@ def test_auto_preselects_the_filters_best_above_the_width_and_says_so(wider):
     from moweights.weighting.width import AUTO_WIDTH
 
     X, y = wider
-    small = {"n_gen": 3, "pop_size": 8, "random_state": 0}
+    small = {"objectives": "paper", "n_gen": 3, "pop_size": 8, "random_state": 0}
     with pytest.warns(UserWarning, match=r"searches the 1000 best of ANOVAFRanker.*150 after"):
         auto = MOWeighting(**small).fit(X, y)
     assert len(auto.preselected_) == AUTO_WIDTH
@@ -238,8 +243,9 @@ def test_a_long_search_warns_before_it_starts(bench, monkeypatch):
         warnings.simplefilter("ignore", ConstantFeatureWarning)
         MOWeighting(n_gen=3, pop_size=8, random_state=0).fit(X, y)
     monkeypatch.setattr(module, "SLOW_SEARCH", 0.0)
-    with pytest.warns(UserWarning, match=r"search over 8 weights \(24 evaluations on 100 "):
-        MOWeighting(n_gen=3, pop_size=8, random_state=0).fit(X, y)
+    for objectives in ("paper", "relevance"):
+        with pytest.warns(UserWarning, match=r"search over 8 weights \(24 evaluations on 100 "):
+            MOWeighting(objectives=objectives, n_gen=3, pop_size=8, random_state=0).fit(X, y)
     # the estimate: linear in samples, weights and evaluations; C4 reads the pairs
     base = search_seconds(200, 1000, ["C1", "C2"], 0, 100)
     assert search_seconds(400, 1000, ["C1", "C2"], 0, 100) == pytest.approx(2 * base)
@@ -283,12 +289,14 @@ def test_seeded_population_holds_the_filters_top_sets():
 
 def test_seed_rankers_are_used_and_reproducible(wide):
     X, y = wide.X, wide.y
-    params = dict(seed_rankers=("anova_f", "fisher_score"), n_gen=10, pop_size=12)
+    params = dict(
+        objectives="paper", seed_rankers=("anova_f", "fisher_score"), n_gen=10, pop_size=12
+    )
     a = MOWeighting(random_state=1, **params).fit(X, y)
     b = MOWeighting(random_state=1, **params).fit(X, y)
     pd.testing.assert_frame_equal(a.pareto_weights_, b.pareto_weights_)
     np.testing.assert_array_equal(a.ranking_, b.ranking_)
-    plain = MOWeighting(random_state=1, n_gen=10, pop_size=12).fit(X, y)
+    plain = MOWeighting(objectives="paper", random_state=1, n_gen=10, pop_size=12).fit(X, y)
     assert not a.pareto_weights_.equals(plain.pareto_weights_)
     # an estimator works as well as its name, and is cloned, not fitted in place
     filt = rankers.get("anova_f")
@@ -301,7 +309,7 @@ def test_seeding_finds_planted_features_the_plain_search_misses():
     from moweights.datasets import make_planted
 
     data = make_planted("clusters", n_samples=100, n_features=400, informative=8, random_state=2)
-    params = dict(n_gen=40, random_state=0)
+    params = dict(objectives="paper", n_gen=40, random_state=0)
     plain = MOWeighting(**params).fit(data.X, data.y)
     seeded = MOWeighting(seed_rankers="anova_f", **params).fit(data.X, data.y)
     p_plain, _ = data.recovery(data.X.columns[plain.ranking_])
@@ -344,3 +352,78 @@ def test_single_precision_entropy_keeps_the_papers_ranking_blocks(bench, objecti
         assert set(order[6:]) == {"f7", "f8", "f9", "f10"}, (precision, order)
         got[precision] = order
     assert got["single"][:1] == got["double"][:1]
+
+
+def test_the_default_is_the_relevance_set_searched_from_anova_f(bench):
+    X, y = bench
+    est = MOWeighting(random_state=0).fit(X, y)  # 80 x 250, as the paper's search
+    assert list(est.pareto_objectives_.columns) == ["-NCA", "-FR", "SP"]
+    seeded = MOWeighting(
+        objectives=("-NCA", "-FR", "SP"),
+        seed_rankers="anova_f",
+        random_state=0,
+    ).fit(X, y)
+    np.testing.assert_array_equal(est.scores_, seeded.scores_)
+    # the class label first, the constant and uniform-noise features last
+    order = list(X.columns[est.ranking_])
+    assert order[0] == "f1" and set(order[-4:]) == {"f7", "f8", "f9", "f10"}, order
+
+
+def test_a_seeded_front_orders_equal_weights_by_the_filters(wide):
+    X, y = wide.X, wide.y
+    est = MOWeighting(n_gen=8, pop_size=12, random_state=0).fit(X, y)
+    W = est.pareto_weights_.to_numpy()
+    n = W.shape[1]
+    anova = rankers.get("anova_f").fit(X, y)
+    position = np.empty(n)
+    position[anova.ranking_] = np.arange(n)
+    # each solution's strict ranking: weight descending, equal weights in anova_f's order
+    ranks = np.empty_like(W)
+    for row, w in enumerate(W):
+        ranks[row, np.lexsort((position, -w))] = np.arange(1, n + 1)
+    np.testing.assert_allclose(est.scores_, n + 1 - ranks.mean(axis=0))
+    never = (W == 0).all(axis=0)
+    assert never.sum() > 10  # a sparse front: most features no solution weighs
+    tail = [i for i in est.ranking_ if never[i]]
+    assert tail == [i for i in anova.ranking_ if never[i]]
+
+
+def test_the_default_finds_planted_features_among_uniform_noise():
+    # the paper's criteria put every one of these below the noise (docs/guide/weighting.md)
+    rng = np.random.default_rng(7)
+    y = np.repeat([0, 1], 100)
+    X = np.hstack([y[:, None] + rng.normal(size=(200, 5)), rng.uniform(size=(200, 20))])
+    est = MOWeighting(n_gen=100, pop_size=40, random_state=0).fit(X, y)
+    assert set(est.ranking_[:5]) == set(range(5))
+    paper = MOWeighting(objectives="paper", n_gen=100, pop_size=40, random_state=0).fit(X, y)
+    assert len(set(paper.ranking_[:5]) & set(range(5))) < 5
+
+
+def test_pure_noise_ranks_as_noise():
+    from aggregation.evaluation import class_curve
+
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.normal(size=(80, 30)), columns=[f"x{i}" for i in range(30)])
+    y = rng.integers(0, 2, size=80)
+    params = {"n_gen": 10, "pop_size": 12, "random_state": 0}
+    curve = class_curve("mo_weighting", X, y, params=params, ks=[1, 4, 16], cv=5, random_state=0)
+    # balanced accuracy of a 5NN on the selected features of pure noise: chance level
+    assert (curve["mean"] - 0.5).abs().max() < 0.12, curve
+
+
+def test_the_relevance_criteria_memory_estimate_holds():
+    import tracemalloc
+
+    from moweights.weighting.criteria import peak_bytes
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(220, 60)), np.repeat([0, 1], 110)
+    est = MOWeighting(pop_size=40, n_gen=2, random_state=0)
+    tracemalloc.start()
+    try:
+        est.fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    estimate = peak_bytes(220, 60, ("NCA", "SP"), 20000, 40)
+    assert 1 / 1.5 <= estimate / peak <= 2.5, (estimate, peak)
