@@ -30,6 +30,7 @@ __all__ = [
     "load_builtin",
     "load_dataset",
     "load_file",
+    "read_file",
     "make_error_curve_data",
     "make_planted",
     "make_weighting_benchmark",
@@ -143,10 +144,48 @@ def load_file(
     Raises
     ------
     DataFileError
-        A missing or unreadable file, one not in its format, or a target it lacks; the
-        message is one line naming the file.
+        A missing or unreadable file, one not in its format, or a target it lacks; a
+        csv/tsv header that repeats a column name (pandas would read the second as
+        ``a.1``); a row-index column without a name (``Unnamed: 0``, what
+        ``DataFrame.to_csv`` writes unless ``index=False``) -- both refused as
+        ``moweights run`` refuses them. The message is one line naming the file.
     """
+    from rankers.exceptions import DataFileError
+
+    path = check_data_path(path)
+    repeated = {} if transpose else datafiles.duplicate_columns(path)
+    if repeated:
+        shown = ", ".join(f"{c!r} ({n} times)" for c, n in list(repeated.items())[:5])
+        raise DataFileError(
+            f"{path.name} repeats column names: {shown} (pandas would read them as 'name', "
+            "'name.1', ...); rename them in the file so that every column has a name of its own"
+        )
+    X, y = read_file(path, target, transpose=transpose)
+    unnamed = [c for c in X.columns if _is_unnamed_index(c, X[c])] if not transpose else []
+    if unnamed:
+        raise DataFileError(
+            f"{path.name}: column {unnamed[0]!r} is a row index (0, 1, 2, ... under no "
+            "name: what DataFrame.to_csv writes unless index=False), not a feature; write "
+            "the file with index=False, or delete the column"
+        )
+    return X, y
+
+
+def read_file(
+    path, target: str | None = None, *, transpose: bool = False
+) -> tuple[pd.DataFrame, pd.Series | None]:
+    """:func:`load_file` without its checks of the header: for the run, which lists a
+    repeated name or an index column among the data's problems, with the ``[data]``
+    option that handles each (:mod:`moweights.pipeline.problems`)."""
     return datafiles.read_data(check_data_path(path), target, transpose=transpose)
+
+
+def _is_unnamed_index(name, column: pd.Series) -> bool:
+    """Whether a column is pandas' nameless index: "Unnamed: <i>" holding 0, 1, 2, ..."""
+    if not str(name).startswith("Unnamed: ") or not pd.api.types.is_integer_dtype(column):
+        return False
+    values = column.to_numpy()
+    return bool(len(values) > 1 and (values == np.arange(values[0], values[0] + len(values))).all())
 
 
 def make_weighting_benchmark(

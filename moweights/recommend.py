@@ -329,7 +329,7 @@ def recommend_file(
     -------
     FileRecommendation
     """
-    from moweights.datasets import load_file
+    from moweights.datasets import read_file as load_file  # its own identifier handling
     from moweights.pipeline.problems import identifier_columns
 
     X, y = load_file(path, target=target)

@@ -10,7 +10,8 @@ import pandas as pd
 
 import rankers
 from moweights.config import RunConfig
-from moweights.datasets import load_dataset, load_file, split_sites, subsample
+from moweights.datasets import load_dataset, split_sites, subsample
+from moweights.datasets import read_file as load_file
 from moweights.preprocess import prepare_table
 from moweights.transform import log_transform
 

@@ -64,3 +64,18 @@ def test_moweights_load_file_reads_through_the_same_reader(tmp_path):
         DataFileError, match=r"\.csv, \.tsv \(optionally \.gz\), \.parquet, \.mat or \.h5ad"
     ):
         moweights.datasets.load_file(tmp_path / "t.txt")  # its own formats, .mat included
+
+
+def test_load_file_refuses_repeated_headers_and_an_unnamed_index_as_run_does(tmp_path):
+    """issue 48 item 11: pandas renamed the second 'a' to 'a.1' and kept 'Unnamed: 0'."""
+    path = tmp_path / "twice.csv"
+    path.write_text("a,b,a,label\n1,2,3,x\n4,5,6,y\n")
+    with pytest.raises(DataFileError, match=r"twice\.csv repeats column names: 'a' \(2 times\)"):
+        moweights.datasets.load_file(path, target="label")
+    frame = pd.DataFrame({"g1": [1.5, 2.5, 3.5], "g2": [0.1, 0.2, 0.3], "label": list("xyx")})
+    frame.to_csv(tmp_path / "indexed.csv")  # index=True: an "Unnamed: 0" column of 0, 1, 2
+    with pytest.raises(DataFileError, match=r"column 'Unnamed: 0' is a row index"):
+        moweights.datasets.load_file(tmp_path / "indexed.csv", target="label")
+    frame.to_csv(tmp_path / "plain.csv", index=False)
+    X, y = moweights.datasets.load_file(tmp_path / "plain.csv", target="label")
+    assert list(X.columns) == ["g1", "g2"] and y.tolist() == list("xyx")
