@@ -72,6 +72,19 @@ N_INNER = 3
 #: whose inner fits are affordable (cost tiers 0-1 but frane), chosen by cost before any
 #: score was seen (docs/guide/leaderboards.md)
 POOL = {"supervised": POOLS["classification"], "unsupervised": POOLS["unsupervised"]}
+#: board methods that are a registered ranker with settings of their own: method ->
+#: (registered name, parameters beside the defaults; they are part of the cell's key).
+#: ``mo_weighting`` is the ranker with its default objectives written out, so that its
+#: cells never meet fits of another default; ``mo_weighting_paper`` the paper's C1, -C2, -C3.
+VARIANTS = {
+    "mo_weighting": ("mo_weighting", {"objectives": ("-NCA", "-FR", "SP")}),
+    "mo_weighting_paper": ("mo_weighting", {"objectives": ("C1", "-C2", "-C3")}),
+}
+
+
+def base_ranker(method: str) -> str:
+    """The registered ranker a board method fits (itself, or its variant's ranker)."""
+    return VARIANTS.get(method, (method, {}))[0]
 
 
 # ------------------------------------------------------------------ data and folds
@@ -141,12 +154,13 @@ def ranker_params(name: str, dataset: Dataset) -> dict:
     the unsupervised protocol), ``random_state`` = RANKER_SEED where the ranker has one."""
     import rankers
 
-    defaults = rankers.get(name).get_params()
+    defaults = rankers.get(base_ranker(name)).get_params()
     params = {}
     if "n_clusters" in defaults:
         params["n_clusters"] = int(dataset.n_classes)
     if "random_state" in defaults:
         params["random_state"] = RANKER_SEED
+    params.update(VARIANTS.get(name, (name, {}))[1])
     return params
 
 
@@ -242,11 +256,11 @@ def _fit_folds(cell: Cell, X, y, folds, todo, commit) -> None:
 
     warnings.simplefilter("ignore")  # constant features, convergence: the log stays readable
 
-    est_proto = rankers.get(cell.ranker, **dict(cell.params))
+    est_proto = rankers.get(base_ranker(cell.ranker), **dict(cell.params))
     needs_y = rankers.ranker_tags(est_proto).requires_y
     for f in todo:
         train = folds[f][0]
-        est = rankers.get(cell.ranker, **dict(cell.params))
+        est = rankers.get(base_ranker(cell.ranker), **dict(cell.params))
         cpu, wall = time.process_time(), time.perf_counter()
         est.fit(X[train], y[train] if needs_y else None)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
@@ -341,10 +355,12 @@ def protocol_rankers(protocol: str) -> list[str]:
         names = table.loc[kinds & table["requires_y"], "name"]
     # the registered ensemble is scored from its pool's stored folds (leaderboard.py), as
     # stacked_auto / stacked_top3 / stacked_top1, not fitted as one more member
-    return sorted(set(names) - {"stacked"})
+    variants = {v for v, (base, _) in VARIANTS.items() if base in set(names)}
+    return sorted((set(names) - {"stacked"}) | variants)
 
 
 def tier(name: str) -> int:
+    name = base_ranker(name)
     return next((t for t, names in TIERS.items() if name in names), 2)
 
 
