@@ -65,6 +65,11 @@ SCORES = {  # protocol -> {score: (higher is better, description)}
 }
 HEADLINE = {"supervised": "bacc_1_64", "unsupervised": "mse_16"}
 AGGREGATES = ("mean_rank", "borda", "kemeny_top32", "generic_tol")
+#: the fusions that keep what a minority of members found (issue 46 item 2), aggregates
+#: too; with ``--from-orders`` they are built from the members' committed top-256 orders,
+#: each member a partial list (its 256 first, the rest one block below them), the form in
+#: which Kolde et al. apply RRA and Cormack et al. fuse runs
+FUSIONS = ("rra", "rrf", "best_rank")
 ENSEMBLES = ("stacked_top3", "stacked_top1", "stacked_auto")
 #: how many members each ensemble combines (moweights.ensemble.choose_members)
 ENSEMBLE_MEMBERS = {"stacked_top3": 3, "stacked_top1": 1, "stacked_auto": "auto"}
@@ -202,6 +207,10 @@ def aggregate(name: str, rankings: list) -> np.ndarray:
     from aggregation.uncertainty import tolerant_generic
 
     index = {f: i for i, f in enumerate(rankings[0].names)}
+    if name in FUSIONS:
+        from aggregation.combine import METHODS
+
+        return _order(METHODS[name](rankings), index)
     if name == "borda":
         return _order(borda(rankings), index)
     mean = _order(mean_rank(rankings), index)
@@ -245,6 +254,38 @@ def aggregate(name: str, rankings: list) -> np.ndarray:
 
 def _order(ranking, index) -> np.ndarray:
     return np.asarray([index[f] for f in ranking.order], np.intp)
+
+
+def prefix_ranking(order, names, method: str):
+    """A member's committed top-256 order as a partial list: its features one block each,
+    best first, then every other feature in one block (tied) below them."""
+    from aggregation.ranking import GenericRanking
+
+    top = [names[i] for i in order]
+    listed = set(top)
+    rest = [f for f in names if f not in listed]
+    return GenericRanking([[f] for f in top] + ([rest] if rest else []), method=method)
+
+
+def partial_list_fusions(orders: dict, members: list[str], n: int, k: int) -> dict:
+    """:data:`FUSIONS` of the members' committed prefixes, fold by fold."""
+    from rankers.validation import default_feature_names
+
+    names = default_feature_names(n)
+    index = {f: i for i, f in enumerate(names)}
+    present = [m for m in members if m in orders]
+    out = {}
+    for name in FUSIONS:
+        from aggregation.combine import METHODS
+
+        out[name] = [
+            _order(
+                METHODS[name]([prefix_ranking(orders[m][f], names, m) for m in present]),
+                index,
+            )
+            for f in range(k)
+        ]
+    return out
 
 
 def stacking(
@@ -296,7 +337,7 @@ def dataset_orders(protocol, dataset, X, y, outer, k, members, pool):
     stored = {m: member_folds(dataset, m, k) for m in members}
     orders = {m: (None if s is None else [o for o, _ in s]) for m, s in stored.items()}
     complete = all(s is not None for s in stored.values())
-    for name in AGGREGATES:
+    for name in AGGREGATES + FUSIONS:
         orders[name] = None
         if complete:
             orders[name] = [
@@ -398,11 +439,12 @@ def head_to_head(table: pd.DataFrame, higher: bool, stats: dict) -> list[dict]:
     from scipy.stats import wilcoxon
 
     ranks = stats["average_ranks"]
-    aggregates = [m for m in AGGREGATES if m in ranks]
+    every = AGGREGATES + FUSIONS
+    aggregates = [m for m in every if m in ranks]
     if not aggregates or "stacked_auto" not in table.columns:
         return []
     # equal average ranks (sums of the same ranks): the first in AGGREGATES' order
-    best_aggregate = min(aggregates, key=lambda m: (round(ranks[m], 9), AGGREGATES.index(m)))
+    best_aggregate = min(aggregates, key=lambda m: (round(ranks[m], 9), every.index(m)))
     names = [stats["best_single"], best_aggregate, "stacked_auto"]
     pairs = [(names[0], names[1]), (names[0], names[2]), (names[1], names[2])]
     rows = []
@@ -467,6 +509,13 @@ def main(argv: list[str] | None = None) -> dict:
     )
     parser.add_argument("--data-dir", type=Path, default=fits.DATA_DIR)
     parser.add_argument(
+        "--fusion-members",
+        nargs="+",
+        metavar="METHOD",
+        help="with --from-orders: build rra, rrf and best_rank from these methods' committed "
+        "top-256 orders (partial lists) and write their orders beside them",
+    )
+    parser.add_argument(
         "--eca",
         action="store_true",
         help=f"supervised: also the nested ECA table (data sets up to {ECA_MAX_SAMPLES} samples)",
@@ -498,6 +547,11 @@ def main(argv: list[str] | None = None) -> dict:
                 p.name[: -len(".npy.gz")]: list(read_orders(p))
                 for p in sorted(src.glob("*.npy.gz"))
             }
+            if args.fusion_members:
+                fused = partial_list_fusions(orders, args.fusion_members, X.shape[1], k)
+                for method, o in fused.items():
+                    orders[method] = o
+                    write_orders(folder / "orders" / d.name, method, o)
         else:
             orders, chosen = dataset_orders(protocol, d, X, y, outer, k, members, pool)
             chosen_all += chosen

@@ -262,3 +262,25 @@ def test_the_harness_ensemble_is_the_product_ranker(lb):
             ranker.fit(X[train], y[train])
             assert ranker.members_ == chosen[f]["chosen"].split()
             np.testing.assert_array_equal(ranker.ranking_, orders["stacked_top3"][f])
+
+
+def test_partial_list_fusions_read_each_member_as_its_prefix():
+    """rra, rrf and best_rank of committed top-K orders: each member's prefix first, the
+    rest one tied block below; a feature no member lists comes after every listed one."""
+    from aggregation.combine import METHODS
+    from benchmarks.protocols import leaderboard
+
+    names = [f"x{i}" for i in range(8)]
+    ranking = leaderboard.prefix_ranking([3, 1, 5], names, "a")
+    assert [sorted(b) for b in ranking.blocks] == [["x3"], ["x1"], ["x5"], sorted(
+        ["x0", "x2", "x4", "x6", "x7"])]  # fmt: skip
+    orders = {"a": [[3, 1, 5]], "b": [[1, 3, 2]], "c": [[6, 1, 0]], "other": [[7, 6, 5]]}
+    fused = leaderboard.partial_list_fusions(orders, ["a", "b", "c"], 8, 1)
+    assert set(fused) == set(leaderboard.FUSIONS)
+    for name, (order,) in fused.items():
+        expected = METHODS[name](
+            [leaderboard.prefix_ranking(orders[m][0], names, m) for m in ("a", "b", "c")]
+        )
+        assert [names[i] for i in order] == list(expected.order), name
+        assert order[0] == 1  # x1: second, first and second in the three lists
+        assert set(order[-2:]) == {4, 7}  # listed by none of the members
