@@ -429,6 +429,27 @@ def statistics(table: pd.DataFrame, higher: bool, singles: list[str]) -> dict:
     }
 
 
+def regret(table: pd.DataFrame, higher: bool, singles: list[str]) -> pd.DataFrame:
+    """Each method's regret against the best single ranker in hindsight, per data set.
+
+    On every data set (row of ``table``) the best score of ``singles`` (the single rankers,
+    random excluded) minus the method's, for a higher-is-better score; for an error
+    (lower is better), ``(method - best) / best``. 0 for the best single ranker itself,
+    negative where a method beats every single ranker. Returns the per-data-set table with
+    two rows more, ``worst`` and ``mean`` (SPEC §13).
+    """
+    singles = [m for m in singles if m in table.columns and m != "random"]
+    if higher:
+        gap = table[singles].max(axis=1).to_numpy()[:, None] - table.to_numpy()
+    else:
+        best = table[singles].min(axis=1).to_numpy()[:, None]
+        gap = (table.to_numpy() - best) / best
+    out = pd.DataFrame(gap, index=table.index, columns=table.columns)
+    return pd.concat(
+        [out, out.max().rename("worst").to_frame().T, out.mean().rename("mean").to_frame().T]
+    )
+
+
 def head_to_head(table: pd.DataFrame, higher: bool, stats: dict) -> list[dict]:
     """The issue's three contenders pairwise: the best single ranker, the best aggregate
     (lowest average rank of :data:`AGGREGATES`, the first of them on a tie) and the
@@ -614,6 +635,12 @@ def main(argv: list[str] | None = None) -> dict:
         stats = statistics(table, higher, [m for m in singles if m != "random"])
         stats.update(dropped_methods=dropped_methods, dropped_datasets=dropped_sets)
         stats["head_to_head"] = head_to_head(table, higher, stats)
+        gaps = regret(table, higher, [m for m in singles if m != "random"])
+        gaps.to_csv(folder / f"regret_{score}.csv", float_format="%.17g")
+        stats["regret"] = {
+            m: {"worst": float(gaps.loc["worst", m]), "mean": float(gaps.loc["mean", m])}
+            for m in gaps.columns
+        }
         report["scores"][score] = stats
         ranks = pd.Series(stats["average_ranks"]).rename("average_rank")
         board = ranks.rename_axis("method").reset_index()

@@ -284,3 +284,20 @@ def test_partial_list_fusions_read_each_member_as_its_prefix():
         assert [names[i] for i in order] == list(expected.order), name
         assert order[0] == 1  # x1: second, first and second in the three lists
         assert set(order[-2:]) == {4, 7}  # listed by none of the members
+
+
+def test_regret_against_the_best_single_ranker_in_hindsight():
+    from benchmarks.protocols import leaderboard
+
+    table = pd.DataFrame(
+        {"a": [0.9, 0.5], "b": [0.7, 0.6], "agg": [0.8, 0.65], "random": [0.95, 0.1]},
+        index=["d1", "d2"],
+    )
+    gaps = leaderboard.regret(table, True, ["a", "b", "random"])
+    # best single: a on d1 (0.9), b on d2 (0.6); random is no single ranker here
+    np.testing.assert_allclose(gaps.loc[["d1", "d2"], "agg"], [0.1, -0.05])
+    assert gaps.loc["worst", "agg"] == pytest.approx(0.1)
+    assert gaps.loc["mean", "agg"] == pytest.approx(0.025)
+    assert gaps.loc["worst", "a"] == pytest.approx(0.1) and gaps.loc["d1", "a"] == 0
+    errors = leaderboard.regret(table, False, ["a", "b"])  # lower is better: relative
+    np.testing.assert_allclose(errors.loc[["d1", "d2"], "agg"], [0.1 / 0.7, 0.15 / 0.5])
