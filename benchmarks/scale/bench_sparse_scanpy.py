@@ -317,9 +317,8 @@ def report(results: dict[int, dict], repeats: int) -> str:
             if "error" in row and not row["runs"]:
                 lines.append(f"| {task} | error: {row['error']} | | | | |")
                 continue
-            cells_ = [
-                _fmt(row[k]) for k in ("first_cpu_s", "repeat_cpu_s", "first_mb", "repeat_mb")
-            ]
+            keys = ("first_cpu_s", "repeat_cpu_s", "first_mb", "repeat_mb", "traced_mb")
+            cells_ = [_fmt(row.get(k)) for k in keys]
             name = task + (f" (best: {row['best']})" if "best" in row else "")
             lines.append(f"| {name} | " + " | ".join(cells_) + " |")
         if "ways" in res.get("floor_classes", {}):
@@ -369,15 +368,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
     parser.add_argument("--cache", type=Path, default=Path("/tmp/bench_sparse_scanpy"))
     parser.add_argument("--out", type=Path, help="write the Markdown table and a .json beside it")
+    parser.add_argument("--from-json", type=Path, help="print the tables of a run's .json")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         _child(args.child, args.cells[0], args.cache)
         return
-    results = {}
-    for cells in args.cells:
-        results[cells] = bench(cells, args.repeats, args.cache, args.tasks)
-    text = report(results, args.repeats)
+    if args.from_json:  # the tables again from a run's .json
+        results = {int(k): v for k, v in json.loads(args.from_json.read_text()).items()}
+    else:
+        results = {}
+        for cells in args.cells:
+            results[cells] = bench(cells, args.repeats, args.cache, args.tasks)
+    text = report(results, max(r["runs"] for res in results.values() for r in res.values()))
     print(text)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
