@@ -157,11 +157,10 @@ class StudyFolder(ResultsFolder):
 
 # ------------------------------------------------------------------ text
 def reused_steps(summary: dict) -> list[str]:
-    """The steps a run's summary says came from an earlier run's cache (not those shared
-    by identical rankings within the run)."""
-    shared = {label for group in summary.get("identical") or [] for label in group[1:]}
-    reused = summary.get("cache", {}).get("reused", [])
-    return [w for w in reused if w.rsplit(" ", 1)[-1] not in shared]
+    """The steps a run's summary says came from an earlier run's cache (a step met again
+    within the run, e.g. an identical ranking's, is not among them: the cache tells those
+    apart, :class:`~moweights.pipeline.cache.StepCache`'s ``on_repeat``)."""
+    return list(summary.get("cache", {}).get("reused", []))
 
 
 def study_summary_text(folder) -> str:

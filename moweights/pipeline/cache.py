@@ -476,12 +476,24 @@ class StepCache:
         The cache folder, e.g. ``<output>/.cache``; None computes everything.
     on_hit, on_miss : callable, optional
         Called with the step's description when it came from the cache / was computed.
+    on_repeat : callable, optional
+        Called instead of ``on_hit`` when the entry was written by this cache object (the
+        same step met again within one run), so that ``on_hit`` counts only the steps an
+        earlier run left.
     """
 
-    def __init__(self, folder, on_hit: Callable | None = None, on_miss: Callable | None = None):
+    def __init__(
+        self,
+        folder,
+        on_hit: Callable | None = None,
+        on_miss: Callable | None = None,
+        on_repeat: Callable | None = None,
+    ):
         self.folder = None if folder is None else Path(folder)
         self.on_hit = on_hit
         self.on_miss = on_miss
+        self.on_repeat = on_repeat
+        self.stored: set[str] = set()  # the keys this cache wrote: a hit on one is a repeat
         if self.folder is not None and self.folder.is_symlink():
             warnings.warn(
                 f"the cache folder {self.folder} is a symbolic link (to "
@@ -519,14 +531,16 @@ class StepCache:
                 )
             else:
                 log.info("%s: from the cache", what)
-                if self.on_hit:
-                    self.on_hit(what)
+                repeat = key in self.stored and self.on_repeat is not None
+                callback = self.on_repeat if repeat else self.on_hit
+                if callback:
+                    callback(what)
                 return value
         value = compute()
         if self.on_miss:
             self.on_miss(what)
-        if path is not None:
-            self.store(path, key, what, value)
+        if path is not None and self.store(path, key, what, value):
+            self.stored.add(key)
         return value
 
     @staticmethod

@@ -83,8 +83,12 @@ class RunResult:
     stability: dict[str, pd.DataFrame] = field(default_factory=dict)
     status: str = "running"
     notes: list[str] = field(default_factory=list)
+    #: steps found in the cache that an earlier run wrote
     cached: list[str] = field(default_factory=list)
     computed: list[str] = field(default_factory=list)
+    #: steps met again within this run (the same key: e.g. a one-member mean rank's
+    #: curves are its member's), found in the entry this run wrote
+    repeated: list[str] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
     seconds: float = 0.0
     output_dir: Path | None = None

@@ -203,6 +203,7 @@ def _run_locked(
         out / ".cache" if use_cache else None,
         on_hit=result.cached.append,
         on_miss=result.computed.append,
+        on_repeat=result.repeated.append,
     )
     progress = Progress(config.run.verbose)
 

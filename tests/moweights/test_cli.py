@@ -268,11 +268,21 @@ def test_an_unchanged_rerun_reuses_finished_rankers(tmp_path, counting):
     first = run(parse_config(raw), tmp_path / "out")
     assert counting.fits == 1 + 3  # the ranking, then one refit per fold of the top-k curve
     scores = (tmp_path / "out" / "scores.csv").read_bytes()
+    from moweights.output.folder import summary_text
+
+    assert "earlier run's cache" not in summary_text(tmp_path / "out")  # a fresh folder
     second = run(parse_config(raw), tmp_path / "out")
     assert counting.fits == 4  # nothing refit
     # (a one-member mean rank has the member's fold rankings: its curves are the member's,
-    # found in the cache already within the first run)
-    assert sorted(second.cached) == sorted(first.computed + first.cached)
+    # found in the cache already within the first run: a repeat, not from an earlier run)
+    assert first.repeated and not first.cached
+    assert sorted(second.cached) == sorted(first.computed + first.repeated)
+    # the summary line says "from an earlier run's cache" only of the second (item 17)
+    from moweights.output.folder import summary_text
+
+    assert f"{len(second.cached)} step(s) from an earlier run's cache" in summary_text(
+        tmp_path / "out"
+    )
     assert not second.computed
     assert (tmp_path / "out" / "scores.csv").read_bytes() == scores
     raw["run"]["random_state"] = 1  # a different seed is a different run
