@@ -13,8 +13,10 @@ else by the mean of the rankers' ranks), and these columns, in this order:
   ``<label>.rank_low`` and ``<label>.rank_high``, its bootstrap rank interval, when the
   run computed stability (``[stability]``);
 - for every aggregate: ``<method>.rank`` (a generic ranking's is the mean position of
-  the feature's block, and ``generic.block`` its block, 1 = best), and its bootstrap
-  interval when computed.
+  the feature's block, and ``generic.block`` its block, 1 = best), for ``rra`` its
+  ``rra.pvalue`` (Kolde et al.'s Bonferroni-corrected rho, ``aggregation.rra_pvalues``)
+  and ``rra.qvalue`` (Benjamini-Hochberg over the features), and its bootstrap interval
+  when computed.
 
 In the spirit of limma's ``topTable`` and scanpy's ``rank_genes_groups_df``, with one
 statistic, p- and q-value column group per method. The ranks and scores are those of
@@ -75,6 +77,10 @@ def feature_table(result) -> pd.DataFrame:
         _interval(columns, label, stability)
     for method, agg in result.aggregated.items():
         columns[f"{method}.rank"] = agg.ranks
+        tests = significance.get(method)  # rra: its p-value per feature, and BH's q-value
+        if tests is not None:
+            for name in tests.columns:
+                columns[f"{method}.{name}"] = tests[name]
         if isinstance(agg, GenericRanking):
             columns[f"{method}.block"] = pd.Series(
                 {f: i + 1 for i, block in enumerate(agg.blocks) for f in block}

@@ -11,9 +11,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import false_discovery_control
 
 import rankers
-from aggregation import GenericRanking, Ranking, combine, compare
+from aggregation import GenericRanking, Ranking, combine, compare, rra_pvalues
 from aggregation.ranking import natural_key
 from aggregation.uncertainty import tolerant_generic
 from moweights.config import RunConfig
@@ -285,6 +286,12 @@ def aggregate(config: RunConfig, result: RunResult) -> None:
             result.notes.append(f"aggregation {method} skipped: {exc}")
             continue
         result.aggregated[method] = _named(agg, method)
+        if method == "rra":  # Kolde et al.'s p-value per feature (Bonferroni over the inputs)
+            p = rra_pvalues(rankings_)
+            q = false_discovery_control(p.to_numpy(), method="bh")
+            result.significance[method] = pd.DataFrame(
+                {"pvalue": p.to_numpy(), "qvalue": q}, index=p.index
+            )
     generic = result.aggregated.get("generic")
     if generic is not None and len(generic) == 1 and not config.aggregation.tolerance:
         result.generic_fallback = generic_fallback(inputs["generic"])
@@ -322,7 +329,8 @@ def generic_fallback(rankings: list, k: int = 10) -> dict:
 def _named(ranking, method: str):
     if isinstance(ranking, GenericRanking):
         return GenericRanking(ranking.blocks, method=method)
-    return Ranking(ranking.names, ranking.scores, method=method)
+    # the method's own order of tied scores (best_rank's next-best ranks, rra's mean rank)
+    return Ranking(ranking.names, ranking.scores, method=method, order_idx=ranking.order_idx)
 
 
 def feature_order(ranking) -> list[str]:

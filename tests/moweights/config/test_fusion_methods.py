@@ -52,14 +52,24 @@ def test_a_run_combines_the_rankers_with_each_fusion(tmp_path):
     for name, fuse in (("rra", rra), ("rrf", rrf), ("best_rank", best_rank)):
         got, want = result.aggregated[name], fuse(inputs)
         assert got.method == name
-        # the run keeps the scores and the ranks (tie groups); it renames the ranking
-        # through its scores alone, so its order inside a tie group is the names order
+        # the run keeps the scores, the ranks and the method's order inside tie groups
         pd.testing.assert_series_equal(got.to_series(), want.to_series())
         pd.testing.assert_series_equal(got.ranks, want.ranks)
+        assert list(got.order) == list(want.order)
     # the p-values that go with the rra ranking: Bonferroni min(1, q 10^-score)
     p = rra_pvalues(inputs)
     scores = result.aggregated["rra"].to_series()
     assert p.to_numpy() == pytest.approx((3 * 10**-scores).clip(upper=1).to_numpy(), rel=1e-12)
+    # features.csv carries them, with Benjamini-Hochberg's q-values over the features
+    from scipy.stats import false_discovery_control
+
+    table = pd.read_csv(tmp_path / "out" / "features.csv").set_index("feature")
+    table.index = table.index.astype(str)
+    got = table["rra.pvalue"].reindex(p.index)
+    assert got.to_numpy() == pytest.approx(p.to_numpy(), rel=1e-9)
+    q = false_discovery_control(p.to_numpy(), method="bh")
+    assert table["rra.qvalue"].reindex(p.index).to_numpy() == pytest.approx(q, rel=1e-9)
+    assert "rrf.pvalue" not in table and "best_rank.pvalue" not in table
 
 
 def test_an_unknown_method_is_refused_with_the_known_names():
