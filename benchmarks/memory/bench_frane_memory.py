@@ -27,6 +27,11 @@ the same.
 
     python -m benchmarks.memory.bench_frane_memory --out benchmarks/results/frane_memory.md
     python -m benchmarks.memory.bench_frane_memory --features 2000 --impl new     # a quick look
+    python -m benchmarks.memory.bench_frane_memory --kinds mixed --cap 2.07G \\
+        --out benchmarks/results/frane_refusal.md       # refused at once, or after the work
+
+``--cap SIZE`` runs the fits under ``MOWEIGHTS_MAX_MEMORY=SIZE`` (issue 50 item 4): a cap
+between the code before's first estimate and its later ones shows when each refuses.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -124,8 +130,19 @@ def run_cell(impl: str, kind: str, m: int, n: int, base: str, ranking_file: str)
     with open("/proc/self/clear_refs", "w") as refs:
         refs.write("5")  # reset VmHWM to the current resident size
     before = _status("VmRSS")
-    start = cpu_seconds()
-    est = module.FRANeRanker().fit(X)
+    start, wall = cpu_seconds(), time.perf_counter()
+    try:
+        est = module.FRANeRanker().fit(X)
+    except MemoryError as exc:  # under --cap: when, and by which check, the fit was refused
+        return {
+            "seconds": cpu_seconds() - start,
+            "wall_s": time.perf_counter() - wall,
+            "refused by check": f"{len(estimates)} of the fit's checks",
+            "refused_mb": getattr(exc, "needed", float("nan")) / 2**20,
+            "first_estimate_mb": estimates[0] / 2**20 if estimates else float("nan"),
+            "fit_peak_mb": (_status("VmHWM") - before) / 2**20,
+            "process_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        }
     seconds = cpu_seconds() - start
     fit_peak = _status("VmHWM") - before
     np.save(ranking_file, est.ranking_)
@@ -147,6 +164,8 @@ def main(argv=None) -> None:
     parser.add_argument("--impl", nargs="+", default=["new", "old"], choices=["new", "old"])
     parser.add_argument("--base", default=BASE, help="the commit whose FRANe is 'old'")
     parser.add_argument("--budget", type=float, default=3600.0, help="seconds per cell")
+    parser.add_argument("--cap", help="MOWEIGHTS_MAX_MEMORY for the fits (e.g. 2.07G): "
+                        "how long each takes to be refused, and by which check")  # fmt: skip
     parser.add_argument("--out", type=Path, help="also write the results (markdown) here")
     parser.add_argument("--cell", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -154,6 +173,10 @@ def main(argv=None) -> None:
         impl, kind, m, n, base, ranking_file = args.cell
         print(json.dumps(run_cell(impl, kind, int(m), int(n), base, ranking_file)))
         return
+    if args.cap:
+        from rankers.memory import MAX_MEMORY_ENV
+
+        os.environ[MAX_MEMORY_ENV] = args.cap  # the children inherit it
 
     load = ", ".join(f"{v:.2f}" for v in os.getloadavg())
     header = [
@@ -166,7 +189,14 @@ def main(argv=None) -> None:
         "Each cell in a child process, BLAS on one thread; CPU seconds of fit; "
         "process_peak = ru_maxrss (interpreter, numpy and the data included); fit_peak = "
         "VmHWM after fit - VmRSS before it; estimate = the largest figure fit passed to "
-        "check_memory.",
+        "check_memory."
+        + (
+            f" Memory capped at MOWEIGHTS_MAX_MEMORY={args.cap}: seconds and wall_s = CPU "
+            "and wall time until the fit was refused, refused by check = how many checks "
+            "the fit had made (1: the first, before anything was computed)."
+            if args.cap
+            else ""
+        ),
         "",
     ]
     print("\n".join(header), flush=True)
@@ -187,7 +217,8 @@ def main(argv=None) -> None:
                     )
                 rows.append(row)
                 print(json.dumps(row), flush=True)
-            if all("seconds" in result.get(i, {}) for i in ("new", "old")):
+            finished = ("seconds" in r and "refused by check" not in r for r in result.values())
+            if len(result) == 2 and all(finished):
                 same = np.array_equal(
                     np.load(Path(tmp) / f"{kind}_new.npy"), np.load(Path(tmp) / f"{kind}_old.npy")
                 )
@@ -197,7 +228,8 @@ def main(argv=None) -> None:
                         result["new"]["process_peak_mb"] / result["old"]["process_peak_mb"]
                     )
                     row["new / old cpu"] = result["new"]["seconds"] / result["old"]["seconds"]
-    columns = ["data", "shape", "impl", "seconds", "process_peak_mb", "fit_peak_mb",
+    columns = ["data", "shape", "impl", "seconds", "wall_s", "refused by check", "refused_mb",
+               "first_estimate_mb", "process_peak_mb", "fit_peak_mb",
                "estimate_mb", "estimate / fit_peak", "checks", "scored", "same ranking",
                "new / old peak", "new / old cpu", "error"]  # fmt: skip
     rows = [{k: row.get(k, "") for k in columns if any(k in r for r in rows)} for row in rows]

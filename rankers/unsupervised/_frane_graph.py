@@ -120,24 +120,35 @@ class FiledPairs:
         counts = np.zeros(T, dtype=np.int64)
         degrees = np.zeros(n * T)
         index = _ThresholdIndex(thresholds, d_max)
+        node_bin = np.arange(n, dtype=np.int64) * T  # node k's bin at threshold 0
+        starts = self.starts
         for a, b, lo, hi in chunks(n):
             dc = d[lo:hi]
             f = index(dc - tol)
             f[dc >= d_max - tol] = T
             self.first[lo:hi] = f
-            ok = np.flatnonzero(f < T)
-            if ok.size == 0:
-                continue
-            f = f[ok]
-            counts += np.bincount(f, minlength=T)
-            rows, cols = chunk_pairs(n, a, b)
-            w = d_max - dc[ok]
             f = f.astype(np.int64)
-            # the chunk's rows are a..b-1: their bins are one short contiguous stretch
-            lo_bin = a * T
-            key = rows[ok].astype(np.int64) * T - lo_bin + f
-            degrees[lo_bin : b * T] += np.bincount(key, w, (b - a) * T)
-            degrees += np.bincount(cols[ok] * np.int64(T) + f, w, n * T)
+            held = f < T
+            w = d_max - dc
+            if not held.all():  # the pairs at d_max, in no graph: weight 0 in a bin of theirs
+                if not held.any():
+                    continue
+                unheld = ~held
+                w[unheld] = 0.0  # adds +0.0 to a sum of positive weights: no change
+                f[unheld] = T - 1
+                counts[T - 1] -= np.count_nonzero(unheld)
+            # each pair's bin in its row node's degrees (the chunk's rows a..b-1: one short
+            # stretch of bins) and in its column node's, row by row: row j's pairs are its
+            # columns j+1..n-1 in order, so neither needs the pairs' rows and columns
+            row_key = np.empty(hi - lo, dtype=np.int64)
+            col_key = np.empty(hi - lo, dtype=np.int64)
+            for j in range(a, b):
+                s, e = starts[j] - lo, starts[j + 1] - lo
+                np.add(f[s:e], (j - a) * T, out=row_key[s:e])
+                np.add(f[s:e], node_bin[j + 1 :], out=col_key[s:e])
+            counts += np.bincount(f, minlength=T)
+            degrees[a * T : b * T] += np.bincount(row_key, w, (b - a) * T)
+            degrees += np.bincount(col_key, w, n * T)
         self.counts = np.cumsum(counts)
         self.degrees = np.cumsum(degrees.reshape(n, T), axis=1)
 
