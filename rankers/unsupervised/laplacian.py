@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -28,6 +29,12 @@ _BLOCK_COLUMNS = 64
 # up to this many (edge, feature) differences (4 MB), one matrix holds them all: they are
 # squared in place and serve the edge lengths and the numerators (one pass, no blocks)
 _ONE_PASS_ELEMENTS = 1 << 19
+#: with ``knn_components=None``, above this many samples the neighbours are searched among
+#: the first ``_AUTO_COMPONENTS`` principal components (approximate), with a warning: the
+#: exact search costs samples² x features (benchmarks/scale/bench_knn_samples.py measures
+#: both paths; results/single_cell/knn_samples.md)
+_EXACT_MAX_SAMPLES = 10_000
+_AUTO_COMPONENTS = 50
 
 
 class LaplacianRanker(BaseRanker):
@@ -81,6 +88,9 @@ class LaplacianRanker(BaseRanker):
         Neighbours per sample actually used (``min(n_neighbors, n_samples - 1)``).
     t_ : float
         Heat-kernel width used (NaN for ``weight_mode="binary"``).
+    knn_components_ : int or None
+        The principal components the neighbours were searched among, None for the
+        exact search.
 
     See Also
     --------
@@ -89,6 +99,16 @@ class LaplacianRanker(BaseRanker):
 
     Notes
     -----
+    **Many samples.** ``knn_components`` (default None) chooses where the neighbours are
+    searched: None, the exact search among all features, which costs samples² x
+    features (hours on 10^5 cells x 2,000 genes); an int, among the samples' first
+    ``knn_components`` principal components, an approximate graph that may differ from
+    the exact one in a few of each sample's neighbours. Above 10,000 samples None takes
+    the approximate search among 50 components by default and says so in a
+    ``UserWarning`` (``knn_components_`` records the choice); pass
+    ``knn_components`` explicitly to choose (``knn_components=n_features`` keeps every
+    component: the exact distances, at the exact search's cost).
+
     **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
     and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
     features in its top k, where a random ranking gets about 0.16), it recovers manifold
@@ -255,11 +275,25 @@ class LaplacianRanker(BaseRanker):
         m, n = X.shape
         k = min(int(self.n_neighbors), m - 1)
         self.n_neighbors_ = k
-        if self.knn_components is None:  # ties: lower index first, on any machine
+        components = self.knn_components
+        if components is None and m > _EXACT_MAX_SAMPLES:
+            components = _AUTO_COMPONENTS
+            warnings.warn(
+                f"LaplacianRanker on {m} samples x {n} features: the exact neighbour search "
+                f"costs samples² x features (about {m * m * n / 2:.1e} multiply-adds), so "
+                f"the graph is searched among the first {components} principal components "
+                "(approximate: a few of each sample's neighbours may differ). Pass "
+                "knn_components explicitly to choose (an int: that many components; "
+                "knn_components=n_features: the exact distances, at the exact cost)",
+                UserWarning,
+                stacklevel=4,
+            )
+        self.knn_components_ = components
+        if components is None:  # ties: lower index first, on any machine
             space = search_space(X, None, what="the Laplacian score's graph")
             ind = nearest_neighbors(space, k, return_distance=False)
         else:
-            ind = approximate_neighbors(search_space(X, self.knn_components), k)
+            ind = approximate_neighbors(search_space(X, components), k)
         rows = np.repeat(np.arange(m, dtype=np.int64), k)
         cols = ind.ravel().astype(np.int64)
         # i~j when i is among j's neighbours OR j among i's. Symmetrised on (min, max)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -359,3 +361,30 @@ def test_nearest_neighbors_do_not_move_when_inputs_move_by_ulps(nudge):
         moved_dist, moved_ind = nearest_neighbors(nudge(X, np.random.default_rng(seed)), 6)
         np.testing.assert_array_equal(moved_ind, ind)
         np.testing.assert_allclose(moved_dist, dist, rtol=1e-12, atol=1e-15)
+
+
+def test_many_samples_take_the_approximate_search_with_a_warning(monkeypatch):
+    # the threshold lowered to 60 samples: a fit on 80 takes the path of 10,000+ cells
+    import scipy.sparse as sp
+
+    from rankers.unsupervised import laplacian
+
+    monkeypatch.setattr(laplacian, "_EXACT_MAX_SAMPLES", 60)
+    monkeypatch.setattr(laplacian, "_AUTO_COMPONENTS", 4)
+    rng = np.random.default_rng(7)
+    X = rng.poisson(0.5, size=(80, 12)).astype(float)
+    X[:40, :3] += 3.0
+    for data in (X, sp.csr_matrix(X)):
+        with pytest.warns(UserWarning, match=r"80 samples x 12 features.*first 4 principal"):
+            auto = LaplacianRanker().fit(data)
+        assert auto.knn_components_ == 4
+        explicit = LaplacianRanker(knn_components=4).fit(data)
+        np.testing.assert_array_equal(auto.scores_, explicit.scores_)
+    # below the threshold, and with an explicit choice: the exact search, no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        small = LaplacianRanker().fit(X[:60])
+        LaplacianRanker(knn_components=4).fit(X)
+    assert small.knn_components_ is None
+    monkeypatch.setattr(laplacian, "_EXACT_MAX_SAMPLES", 10_000)
+    np.testing.assert_array_equal(LaplacianRanker().fit(X[:60]).scores_, small.scores_)
