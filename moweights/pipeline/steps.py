@@ -294,7 +294,15 @@ def aggregate(config: RunConfig, result: RunResult) -> None:
             )
     generic = result.aggregated.get("generic")
     if generic is not None and len(generic) == 1 and not config.aggregation.tolerance:
-        result.generic_fallback = generic_fallback(inputs["generic"])
+        # a site run's inputs are each ranker's partition over its sites, one block each
+        # here: their "top 10" would be column order, so the fallback reads the sites'
+        # own rankings (every member at every site)
+        fallback = (
+            [r for lb in members for r in result.site_rankings[lb].rankings.values()]
+            if config.is_site_run
+            else inputs["generic"]
+        )
+        result.generic_fallback = generic_fallback(fallback)
     if len(labels) > 1:
         k = min(config.aggregation.compare_k, len(result.feature_names))
         for measure in config.aggregation.compare:

@@ -4,6 +4,8 @@ bootstrap intervals), and a config naming an unknown label is one named error.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -85,3 +87,25 @@ def test_unknown_or_repeated_members_are_named(tmp_path):
         load_config(path)
     text = str(info.value)
     assert "[aggregation].members" in text and "'nosuch'" in text and "listed twice" in text
+
+
+def test_a_site_runs_shared_top_line_is_read_off_the_sites_rankings(tmp_path):
+    """issue 48 item 13: "in the top 10 of all N rankings" was read off each ranker's
+    one-block site partition, i.e. column order."""
+    from moweights.config import load_config
+    from moweights.pipeline import run
+    from moweights.pipeline.steps import feature_order
+
+    repo = Path(__file__).resolve().parents[3]
+    config = load_config(
+        repo / "examples" / "federated.toml",
+        overrides=["evaluation.enabled=false", "output.plots=false", "output.html=false"],
+    )
+    result = run(config, tmp_path / "out")
+    assert len(result.aggregated["generic"]) == 1
+    fallback = result.generic_fallback
+    site_rankings = [r for sr in result.site_rankings.values() for r in sr.rankings.values()]
+    assert fallback["q"] == len(site_rankings) == 4 * 3
+    k = fallback["shared_top"]["k"]
+    shared = set.intersection(*(set(feature_order(r)[:k]) for r in site_rankings))
+    assert set(fallback["shared_top"]["features"]) == shared
