@@ -21,14 +21,23 @@ from rankers.ties import TIE_RTOL, kth_nearest
 from rankers.validation import check_n_jobs
 
 __all__ = [
+    "AUTO_COMPONENTS",
+    "EXACT_MAX_SAMPLES",
     "METRICS",
     "approximate_neighbors",
+    "choose_components",
     "edge_sq_lengths",
     "nearest_neighbors",
     "search_space",
 ]
 
 METRICS = ("euclidean", "cosine")
+#: with ``knn_components=None``, a kNN-graph ranker searches the exact graph up to this many
+#: samples and above it the first ``AUTO_COMPONENTS`` principal components (approximate),
+#: with a warning: the exact search costs samples² x features
+#: (benchmarks/scale/bench_knn_samples.py; results/single_cell/knn_samples.md)
+EXACT_MAX_SAMPLES = 10_000
+AUTO_COMPONENTS = 50
 # largest (rows x samples) block of distances held at once, in float64 elements
 _BLOCK_ELEMENTS = 1 << 22
 
@@ -247,3 +256,38 @@ def edge_sq_lengths(X, r: np.ndarray, c: np.ndarray) -> np.ndarray:
         diff = X[r[s : s + step]] - X[c[s : s + step]]
         out[s : s + step] = np.einsum("ij,ij->i", diff, diff)
     return out
+
+
+def choose_components(
+    knn_components: int | None,
+    m: int,
+    n: int,
+    who: str,
+    *,
+    exact_max: int | None = None,
+    components: int | None = None,
+    stacklevel: int = 4,
+) -> int | None:
+    """The principal components a kNN-graph ranker searches its neighbours among (None:
+    the exact search): ``knn_components`` when given; for None, the exact search up to
+    ``exact_max`` samples and ``components`` above, said in a ``UserWarning`` that gives
+    the exact search's cost and the option (defaults: :data:`EXACT_MAX_SAMPLES` and
+    :data:`AUTO_COMPONENTS`, read at the call)."""
+    import warnings
+
+    exact_max = EXACT_MAX_SAMPLES if exact_max is None else exact_max
+    components = AUTO_COMPONENTS if components is None else components
+
+    if knn_components is not None or m <= exact_max:
+        return knn_components
+    warnings.warn(
+        f"{who} on {m} samples x {n} features: the exact neighbour search costs samples² x "
+        f"features (about {m * m * n / 2:.1e} multiply-adds), so the graph is searched "
+        f"among the first {components} principal components (approximate: a few of each "
+        "sample's neighbours may differ). Pass knn_components explicitly to choose (an "
+        "int: that many components; knn_components=n_features: the exact distances, at "
+        "the exact cost)",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+    return components

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -12,7 +11,10 @@ import scipy.sparse as sp
 from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.neighbors import (
+    AUTO_COMPONENTS,
+    EXACT_MAX_SAMPLES,
     approximate_neighbors,
+    choose_components,
     edge_sq_lengths,
     nearest_neighbors,
     search_space,
@@ -33,8 +35,8 @@ _ONE_PASS_ELEMENTS = 1 << 19
 #: the first ``_AUTO_COMPONENTS`` principal components (approximate), with a warning: the
 #: exact search costs samples² x features (benchmarks/scale/bench_knn_samples.py measures
 #: both paths; results/single_cell/knn_samples.md)
-_EXACT_MAX_SAMPLES = 10_000
-_AUTO_COMPONENTS = 50
+_EXACT_MAX_SAMPLES = EXACT_MAX_SAMPLES
+_AUTO_COMPONENTS = AUTO_COMPONENTS
 
 
 class LaplacianRanker(BaseRanker):
@@ -275,19 +277,10 @@ class LaplacianRanker(BaseRanker):
         m, n = X.shape
         k = min(int(self.n_neighbors), m - 1)
         self.n_neighbors_ = k
-        components = self.knn_components
-        if components is None and m > _EXACT_MAX_SAMPLES:
-            components = _AUTO_COMPONENTS
-            warnings.warn(
-                f"LaplacianRanker on {m} samples x {n} features: the exact neighbour search "
-                f"costs samples² x features (about {m * m * n / 2:.1e} multiply-adds), so "
-                f"the graph is searched among the first {components} principal components "
-                "(approximate: a few of each sample's neighbours may differ). Pass "
-                "knn_components explicitly to choose (an int: that many components; "
-                "knn_components=n_features: the exact distances, at the exact cost)",
-                UserWarning,
-                stacklevel=4,
-            )
+        components = choose_components(
+            self.knn_components, m, n, "LaplacianRanker", exact_max=_EXACT_MAX_SAMPLES,
+            components=_AUTO_COMPONENTS, stacklevel=5,
+        )  # fmt: skip
         self.knn_components_ = components
         if components is None:  # ties: lower index first, on any machine
             space = search_space(X, None, what="the Laplacian score's graph")

@@ -13,7 +13,7 @@ from sklearn.utils import check_random_state
 from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.memory import check_memory
-from rankers.neighbors import search_space
+from rankers.neighbors import choose_components, search_space
 from rankers.unsupervised._affinity import knn_affinity, nontrivial_eigenvectors
 
 __all__ = ["SPECRanker"]
@@ -98,6 +98,12 @@ class SPECRanker(BaseRanker):
 
     Notes
     -----
+    **Many samples.** With ``affinity="knn"`` and ``knn_components=None``, above
+    :data:`rankers.neighbors.EXACT_MAX_SAMPLES` (10,000) samples the neighbours are
+    searched among the first 50 principal components (approximate), said in a
+    ``UserWarning``: the exact search costs samples² x features. Pass
+    ``knn_components`` explicitly to choose.
+
     scikit-feature's ``SPEC.spec`` (skfeature-chappers 1.2.1) returns the paper's
     statistic, but its ``feature_ranking`` sorts styles -1 and 0 in descending order
     and ``s >= 2`` in ascending order: the opposite of the paper for all three
@@ -187,8 +193,9 @@ class SPECRanker(BaseRanker):
         if self.affinity == "knn":
             t = "auto" if self.gamma == "auto" else 1.0 / float(self.gamma)
             space = None
-            if self.knn_components is not None:
-                space = search_space(X, self.knn_components)
+            components = choose_components(self.knn_components, m, n, "SPECRanker")
+            if components is not None:
+                space = search_space(X, components)
             elif sp.issparse(X):  # the exact search needs dense rows
                 X = search_space(X, None, what="SPEC's graph")
             graph = knn_affinity(

@@ -175,3 +175,22 @@ def test_permuting_features_permutes_scores(seed, style):
     a = SPECRanker(style=style, random_state=0).fit(X).scores_
     b = SPECRanker(style=style, random_state=0).fit(X[:, perm]).scores_
     np.testing.assert_allclose(b, a[perm], rtol=1e-9, atol=1e-12)
+
+
+def test_many_samples_search_the_knn_graph_among_principal_components(monkeypatch):
+    import warnings
+
+    from rankers import neighbors
+
+    monkeypatch.setattr(neighbors, "EXACT_MAX_SAMPLES", 60)
+    monkeypatch.setattr(neighbors, "AUTO_COMPONENTS", 4)
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(80, 10))
+    X[:40, :2] += 3.0
+    with pytest.warns(UserWarning, match=r"SPECRanker on 80 samples.*first 4 principal"):
+        auto = SPECRanker(affinity="knn").fit(X)
+    explicit = SPECRanker(affinity="knn", knn_components=4).fit(X)
+    np.testing.assert_array_equal(auto.scores_, explicit.scores_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SPECRanker(affinity="knn").fit(X[:60])  # below the threshold: exact, no warning
