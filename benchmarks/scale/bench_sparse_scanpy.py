@@ -34,6 +34,11 @@ Needs scanpy beside moweights: a venv of its own (scanpy pins clash with the mai
     /work/venv-scanpy/bin/pip install -e . --no-deps   # plus moweights' own needs
     nice -n 10 /work/venv-scanpy/bin/python -m benchmarks.scale.bench_sparse_scanpy \\
         --out benchmarks/results/single_cell/sparse_scanpy.md
+    /work/venv-scanpy/bin/python -m benchmarks.scale.bench_sparse_scanpy --agreement \\
+        --out benchmarks/results/single_cell/two_group_vs_scanpy.json
+
+``--agreement``: our two-class ``t_test``'s ``statistic_``, ``log_fold_change_`` and
+p-values against scanpy's on the same ``log1p`` counts.
 """
 
 from __future__ import annotations
@@ -361,6 +366,47 @@ def _versions() -> str:
     return ", ".join(out)
 
 
+def agreement(cells: int = 400, genes: int = 50, seed: int = 0) -> dict:
+    """Our two-class ``t_test`` against ``rank_genes_groups(groups=["b"], reference="a",
+    method="t-test")`` on ``log1p`` counts: the largest relative difference of Welch's t
+    (``statistic_``) and the p-values, and the largest absolute difference of the log fold
+    change (scanpy stores its results as float32: about 1e-7 relative)."""
+    import warnings
+
+    import anndata as ad
+    import pandas as pd
+    import scanpy as sc
+    import scipy.sparse as sp
+
+    import rankers
+
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, cells)
+    counts = rng.poisson(0.5, (cells, genes)).astype(float)
+    counts[:, :5] += rng.poisson(3, (cells, 5)) * (y[:, None] == 1)
+    X = sp.csr_matrix(np.log1p(counts))
+    labels = np.where(y == 1, "b", "a")
+    obs = pd.DataFrame({"g": pd.Categorical(labels)}, index=[str(i) for i in range(cells)])
+    adata = ad.AnnData(X=X, obs=obs)
+    adata.uns["log1p"] = {"base": None}
+    sc.tl.rank_genes_groups(adata, "g", groups=["b"], reference="a", method="t-test",
+                            n_genes=genes)  # fmt: skip
+    res = adata.uns["rank_genes_groups"]
+    where = np.array([adata.var_names.get_loc(v) for v in res["names"]["b"]])
+    t, lfc, p = (np.asarray(res[k]["b"], dtype=np.float64)
+                 for k in ("scores", "logfoldchanges", "pvals"))  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = rankers.get("t_test").fit(X, labels)
+    return {
+        "cells": cells, "genes": genes,
+        "t_max_rel_diff": float(np.max(np.abs(est.statistic_[where] - t) / np.abs(t))),
+        "logfc_max_abs_diff": float(np.max(np.abs(est.log_fold_change_[where] - lfc))),
+        "logfc_max_abs": float(np.abs(lfc).max()),
+        "p_max_rel_diff": float(np.max(np.abs(est.pvalues_[where] - p) / np.maximum(p, 1e-300))),
+    }  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cells", type=int, nargs="+", default=[100_000, 1_000_000])
@@ -369,10 +415,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/bench_sparse_scanpy"))
     parser.add_argument("--out", type=Path, help="write the Markdown table and a .json beside it")
     parser.add_argument("--from-json", type=Path, help="print the tables of a run's .json")
+    parser.add_argument("--agreement", action="store_true",
+                        help="two-class t and fold change against scanpy")  # fmt: skip
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         _child(args.child, args.cells[0], args.cache)
+        return
+    if args.agreement:
+        out = agreement()
+        print(json.dumps(out, indent=1))
+        if args.out:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(out, indent=1) + "\n")
         return
     if args.from_json:  # the tables again from a run's .json
         results = {int(k): v for k, v in json.loads(args.from_json.read_text()).items()}
