@@ -220,6 +220,11 @@ def _parser() -> argparse.ArgumentParser:
     who.add_argument(
         "--no-target", action="store_true", help="rank without a target (unsupervised rankers)"
     )
+    rec.add_argument(
+        "--transpose",
+        action="store_true",
+        help="the file holds one row per feature (genes as rows), its first column naming them",
+    )
     rec.add_argument("--top", type=int, default=5, metavar="N", help="rankers shown (default 5)")
     rec.add_argument("--atlas", metavar="CSV", help="another atlas run's atlas.csv")
     return parser
@@ -560,6 +565,7 @@ def _recommend(args, verbosity: int) -> int:
             guess_target=not args.no_target,
             top=args.top,
             atlas=args.atlas,
+            transpose=args.transpose,
         )
     except (InvalidInputError, InvalidParameterError) as exc:  # the file or the options
         raise _UsageError(str(exc)) from None

@@ -298,7 +298,13 @@ def _guess_target(X: pd.DataFrame, ids: dict) -> tuple[str | None, str | None]:
 
 
 def recommend_file(
-    path, target: str | None = None, *, guess_target: bool = True, top: int | None = 5, atlas=None
+    path,
+    target: str | None = None,
+    *,
+    guess_target: bool = True,
+    top: int | None = 5,
+    atlas=None,
+    transpose: bool = False,
 ) -> FileRecommendation:
     """Rankers the atlas supports for a data file, read as a run would read it.
 
@@ -324,15 +330,24 @@ def recommend_file(
         How many rankers.
     atlas : DataFrame, str or Path, optional
         See :func:`recommend`.
+    transpose : bool, default=False
+        The file holds one row per feature (genes as rows), its first column naming them
+        (as ``[data] transpose``).
 
     Returns
     -------
     FileRecommendation
+
+    Raises
+    ------
+    InvalidInputError
+        No numeric feature is left (e.g. a genes-as-rows file read without
+        ``transpose``: the message says so).
     """
     from moweights.datasets import read_file as load_file  # its own identifier handling
     from moweights.pipeline.problems import identifier_columns
 
-    X, y = load_file(path, target=target)
+    X, y = load_file(path, target=target, transpose=transpose)
     notes: list[str] = []
     ids = identifier_columns(X)
     if target is None and y is None and guess_target:
@@ -360,6 +375,21 @@ def recommend_file(
             f"{', ...' if len(text) > 8 else ''}): a run encodes them with [data] categorical"
         )
         X = X.drop(columns=text)
+    if X.shape[1] == 0:
+        from rankers.exceptions import InvalidInputError
+
+        rows = (
+            ""
+            if transpose
+            else (
+                "; if the file holds one row per feature (genes as rows, samples as columns), "
+                "pass --transpose (a run: [data] transpose = true)"
+            )
+        )
+        raise InvalidInputError(
+            f"{Path(path).name}: no numeric feature column is left ({len(X)} rows; "
+            f"identifier and text columns are left out){rows}"
+        )
     if y is not None and y.isna().any():
         keep = y.notna().to_numpy()
         notes.append(f"{int((~keep).sum())} row(s) without a target left out")

@@ -35,8 +35,11 @@ def test_a_planted_two_class_shift_gets_a_class_ranker_first(tmp_path):
     first = found.table.iloc[0]
     assert rankers.get_class(first["ranker"]).target_kind in ("classification", "both")
     # no unsupervised ranker is recommended for labelled data
-    kinds = {rankers.get_class(r).target_kind for r in found.table["ranker"]
-             if r not in ("mean_rank", "borda", "kemeny_top32", "generic_tol", "stacked_top3")}
+    kinds = {
+        rankers.get_class(r).target_kind
+        for r in found.table["ranker"]
+        if r not in ("mean_rank", "borda", "kemeny_top32", "generic_tol", "stacked_top3")
+    }
     assert "unsupervised" not in kinds  # fmt: skip
     assert "a class ranker" in first["why"] or "reads the target" in first["why"]
     notes = " ".join(found.notes)
@@ -94,3 +97,20 @@ def test_the_command_prints_the_shape_notes_and_reasons(tmp_path, capsys):
     assert main(["recommend", str(path), "--no-target", "--top", "1"]) == 0
     assert "no target" in capsys.readouterr().out.splitlines()[0]
     assert main(["recommend", str(path), "--target", "nope"]) == 2
+
+
+def test_a_genes_as_rows_file_gets_the_transpose_hint_and_option(tmp_path, capsys):
+    """issue 48 item 16: such a file ended in "got shape (5001, 0)", with no --transpose."""
+    rng = np.random.default_rng(0)
+    lines = ["gene," + ",".join(f"s{i}" for i in range(20)),
+             "group," + ",".join("ab"[i % 2] for i in range(20))]  # fmt: skip
+    lines += [f"g{g}," + ",".join(f"{v:.3f}" for v in rng.lognormal(size=20)) for g in range(50)]
+    path = tmp_path / "genes.csv"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["recommend", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: genes.csv: no numeric feature column is left (51 rows"), err
+    assert "pass --transpose (a run: [data] transpose = true)" in err
+    assert main(["recommend", str(path), "--transpose", "--target", "group"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{path}: 20 rows x 50 features, classes in 'group'"), out
