@@ -323,11 +323,20 @@ def _check_columns(p, where: str, path: Path | None, entry: dict, drop) -> None:
     if path.suffix.lower() == ".mat":
         return  # its target is its Y matrix; its columns are named x0, x1, ...
     shown = ", ".join(map(repr, columns[:10])) + (", ..." if len(columns) > 10 else "")
+    other = _other_separator(path, columns)
     for key in ("target", "site_column"):
         name = entry.get(key)
         if name is not None and name not in columns:
-            close = _close_column(name, columns)
+            close = None if other else _close_column(name, columns)
             hint = f"did you mean {close!r}? " if close else ""
+            if other:
+                hint = (
+                    f"its header reads as one column {columns[0][:60]!r}: the file seems "
+                    f"separated by {other!r}, and a {path.suffix.lower() or 'table'} file is "
+                    "read with ','; re-save it comma-separated (or tab-separated as .tsv). "
+                )
+                p.add(f"{where}.{key}", f"column {name!r} is not in {path.name}; {hint}")
+                continue
             p.add(
                 f"{where}.{key}",
                 f"column {name!r} is not in {path.name}; {hint}its columns are {shown}",
@@ -336,6 +345,18 @@ def _check_columns(p, where: str, path: Path | None, entry: dict, drop) -> None:
     if missing:
         at = "[data].drop" if where.startswith("[[sites]]") else f"{where}.drop"
         p.add(at, f"columns {missing} are not in {path.name}; its columns are {shown}")
+
+
+def _other_separator(path: Path, columns: list[str]) -> str | None:
+    """The separator a csv/tsv file seems to use instead of its own (``;``, ``|``, a tab
+    in a .csv, ``,`` in a .tsv), when its header reads as a single column holding it."""
+    if len(columns) != 1 or not path.name.lower().endswith((".csv", ".tsv", ".csv.gz", ".tsv.gz")):
+        return None
+    own = "\t" if ".tsv" in path.name.lower() else ","
+    for sep in (";", "\t", ",", "|"):
+        if sep != own and sep in str(columns[0]):
+            return sep
+    return None
 
 
 def _close_column(name: str, columns: list[str]) -> str | None:

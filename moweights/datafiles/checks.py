@@ -80,7 +80,7 @@ def read_error(exc: BaseException, kind: str) -> str:
     import pandas as pd
 
     if isinstance(exc, UnicodeDecodeError):
-        return f"not a UTF-8 text file (undecodable byte at position {exc.start}); is it binary?"
+        return _not_utf8(exc)
     if isinstance(exc, pd.errors.EmptyDataError):
         return "the file is empty"
     if isinstance(exc, ImportError) and kind == "parquet":
@@ -90,3 +90,25 @@ def read_error(exc: BaseException, kind: str) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     text = text if len(text) <= 200 else text[:197] + "..."
     return f"not {_WHAT.get(kind, 'a readable file')}: {text}"
+
+
+def _not_utf8(exc: UnicodeDecodeError) -> str:
+    """Why a text file is not UTF-8: text in another encoding (Latin-1 / Windows-1252, as
+    spreadsheets save it: the bytes around the first bad one read as text), or binary."""
+    data = exc.object if isinstance(exc.object, (bytes, bytearray)) else b""
+    around = bytes(data[max(exc.start - 40, 0) : exc.start + 40])
+    byte = data[exc.start] if exc.start < len(data) else None
+    text = around.decode("cp1252", errors="replace")
+    printable = all(c.isprintable() or c in "\t\r\n" for c in text) and "\ufffd" not in text
+    if byte is not None and byte >= 0x80 and b"\0" not in around and printable:
+        import re
+
+        at = exc.start - max(exc.start - 40, 0)  # the bad byte's place in ``text``
+        left = re.split(r"[\n\r,;\t]", text[:at])[-1]
+        word = (left + re.split(r"[\n\r,;\t]", text[at:])[0])[:30]
+        return (
+            f"not UTF-8 text: byte 0x{byte:02x} at position {exc.start} (in {word!r} read as "
+            "Windows-1252) looks like Latin-1 / Windows-1252 text, as spreadsheets save it; "
+            "re-save the file as UTF-8 (e.g. iconv -f cp1252 -t utf-8 IN > OUT)"
+        )
+    return f"not a UTF-8 text file (undecodable byte at position {exc.start}); is it binary?"

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import rankers
 from moweights.config import RunConfig
 from moweights.pipeline.data import is_classes, load_units
 from rankers.exceptions import DataProblemsError, MoweightsError
@@ -395,8 +396,47 @@ def _label(value) -> str:
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
+def _continuous_problems(y, config: RunConfig, where: str) -> list[DataProblem]:
+    """A continuous target (e.g. labels 1.5 and 2.5) for rankers that need classes: what
+    ``run`` refuses when the first of them is fitted, found by ``validate`` too."""
+    from sklearn.utils.multiclass import type_of_target
+
+    from moweights.pipeline.steps import make_ranker
+
+    values = y.dropna()
+    if not len(values) or type_of_target(np.asarray(values)) != "continuous":
+        return []
+    need = [
+        spec.label
+        for spec in config.rankers
+        if rankers.ranker_tags(make_ranker(spec, config, main=False)).target_kind
+        == "classification"
+    ]
+    if not need:
+        return []
+    table = rankers.available()
+    fit = table[table["target_kind"].isin(["regression", "both"])]["name"].tolist()
+    distinct = np.unique(np.asarray(values, dtype=float))
+    shown = ", ".join(f"{v:g}" for v in distinct[:_SHOWN])
+    return [
+        DataProblem(
+            "classes",
+            f"the target is continuous ({len(distinct)} distinct values: {shown}"
+            f"{', ...' if len(distinct) > _SHOWN else ''}), but {', '.join(need)} "
+            "need(s) class labels (every distinct value would be a class)",
+            "give the target as classes (whole numbers or text labels; bin a quantity "
+            f"with pandas.qcut), or rank with rankers for a continuous target ({', '.join(fit)})",
+            True,
+            where,
+            (),
+        )
+    ]
+
+
 def _class_problems(y, config: RunConfig, where: str, supervised) -> list[DataProblem]:
-    if y is None or not is_classes(y.dropna()):
+    if y is not None and not is_classes(y.dropna()):
+        return _continuous_problems(y, config, where)
+    if y is None:
         return []
     counts = pd.Series(np.asarray(y.dropna())).value_counts()
     supervised = _uses_target(config) if supervised is None else supervised

@@ -133,7 +133,8 @@ def test_a_zip_header_is_read_by_pandas(tmp_path):
         (b"", "the file is empty"),
         (b"\n\n", "the file is empty"),
         (np.random.default_rng(0).bytes(400), "binary"),
-        (b"a,b\xff\xfe,c\n1,2,3\n", "binary"),
+        (b"a,b\xff\xfe,c\n1,2,3\n", "Latin-1 / Windows-1252 text"),  # 'bÿþ' in cp1252
+        (b"a,b\x81\x8d\x8f,c\n1,2,3\n", "binary"),  # bytes cp1252 leaves undefined
     ],
 )
 def test_an_unreadable_header_is_one_data_file_error(tmp_path, content, needle):
