@@ -89,12 +89,63 @@ def read_table(path: str | os.PathLike, *, what: str = "data file"):
         raise DataFileError(
             f"cannot read {path}: use .csv, .tsv (optionally compressed, e.g. .csv.gz) or .parquet"
         )
+    if kind != "parquet":
+        check_text(path)
     try:
         frame = pd.read_parquet(path) if kind == "parquet" else pd.read_csv(path, sep=_sep(kind))
     except Exception as exc:  # a file that is not what its name says: one line saying why
         raise DataFileError(f"cannot read {path}: {read_error(exc, kind)}") from None
     frame.columns = [str(c) for c in frame.columns]
     return frame
+
+
+#: how much of a text table is looked at for NUL bytes before it is read
+_SNIFF = 1 << 16
+
+
+def check_text(path: Path) -> None:
+    """Refuse a csv/tsv file whose first 64 kB (decompressed) hold a NUL byte: binary data,
+    which pandas would read to the end (2 GB of NUL bytes cost 2.3 GB and 39 s) before
+    failing, and whose "header line" has no end.
+
+    Raises
+    ------
+    DataFileError
+        Naming the file and where the first NUL byte is.
+    """
+    last = path.suffixes[-1].lower() if path.suffixes else ""
+    try:
+        if last in _COMPRESSED:
+            module = importlib.import_module(_COMPRESSED[last])
+            with module.open(path, "rb") as fh:
+                head = fh.read(_SNIFF)
+        else:
+            with open(path, "rb") as fh:
+                head = fh.read(_SNIFF)
+    except Exception:  # not readable as what it says: the reader says why
+        return
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) and _mostly_ascii(head):
+        raise DataFileError(
+            f"cannot read {path}: UTF-16 text (it starts with a UTF-16 byte-order mark); "
+            "re-save the file as UTF-8"
+        )
+    at = head.find(b"\0")
+    if at >= 0:
+        raise DataFileError(
+            f"cannot read {path}: a NUL byte at position {at}: binary data, not a text "
+            "table; name the csv/tsv file itself (or save the table as one)"
+        )
+
+
+def _mostly_ascii(head: bytes) -> bool:
+    """Whether bytes after a UTF-16 byte-order mark read as text of a table: nearly all
+    ASCII (digits, separators, names), as a UTF-16 csv is; binary data is not."""
+    text = head[2 : 2 + (len(head) - 2) // 2 * 2].decode(
+        "utf-16-le" if head[:2] == b"\xff\xfe" else "utf-16-be", errors="replace"
+    )
+    return bool(text) and sum(
+        c.isascii() and (c.isprintable() or c in "\t\r\n") for c in text
+    ) >= 0.9 * len(text)
 
 
 def split_target(frame, target: str | None, path: Path):
@@ -134,6 +185,8 @@ def header_names(path: Path, kind: str) -> list[str] | None:
 
     suffixes = [s.lower() for s in path.suffixes]
     last = suffixes[-1] if suffixes else ""
+    if last in (*_COMPRESSED, ".csv", ".tsv", ".tab") and ".tar" not in suffixes[-2:-1]:
+        check_text(path)  # a binary file's "header line" may have no end
     if last in _COMPRESSED:
         if len(suffixes) > 1 and suffixes[-2] == ".tar":
             return None
