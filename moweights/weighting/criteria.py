@@ -68,6 +68,9 @@ ALIASES = {
     "sparsity": "SP",
     "rank_correlation": "C3R",
 }
+#: significant bits of the relevance criteria's values as the search compares them
+#: (:meth:`Criteria.search_values`): about 1e-10 relative, far above a few ulps
+SEARCH_BITS = 33
 #: named sets of objectives: the paper's default row, and the default of MOWeighting
 PRESETS = {
     "paper": ("C1", "-C2", "-C3"),
@@ -376,6 +379,24 @@ class Criteria:
             v += h
             out[start : start + rows] = -v.mean(axis=1)
         return out
+
+    def search_values(self, W: np.ndarray, objectives: list[tuple[str, float]]) -> np.ndarray:
+        """The objectives as NSGA-II compares them: :meth:`evaluate`, with the relevance
+        criteria's values rounded to ``SEARCH_BITS`` significant bits.
+
+        On data with exact ties (values on a grid, duplicates) two weightings can have
+        equal relevance in exact arithmetic and values a few ulps apart in floating point,
+        whose order depends on the machine's summation order; rounded, they compare equal
+        on every machine, so the search takes the same path (a tie rule for the order of
+        the search only: the reported ``pareto_objectives_`` are recomputed exactly). The
+        paper's C1–C4 are compared as computed, so that its fronts stay what they were.
+        """
+        F = self.evaluate(W, objectives)
+        for col, (key, _) in enumerate(objectives):
+            if key not in PAPER_CRITERIA:
+                mantissa, exponent = np.frexp(F[:, col])
+                F[:, col] = np.ldexp(np.round(mantissa * 2.0**SEARCH_BITS), exponent - SEARCH_BITS)
+        return F
 
     def evaluate(self, W: np.ndarray, objectives: list[tuple[str, float]]) -> np.ndarray:
         """Objective matrix (P, len(objectives)) to minimise, signs applied."""

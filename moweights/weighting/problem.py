@@ -31,4 +31,4 @@ class WeightingProblem(Problem):
         super().__init__(n_var=n, n_obj=len(objectives), xl=np.zeros(n), xu=np.ones(n))
 
     def _evaluate(self, X, out, *args, **kwargs):
-        out["F"] = self.criteria.evaluate(X, self.objectives)
+        out["F"] = self.criteria.search_values(X, self.objectives)

@@ -341,7 +341,7 @@ class MOWeighting(BaseRanker):
                 W, F = nsga2(
                     problem,
                     termination=native,
-                    evaluate=lambda P: criteria.evaluate(P, objectives),
+                    evaluate=lambda P: criteria.search_values(P, objectives),
                     **settings,
                 )
             else:  # any other pymoo termination: pymoo's own loop
@@ -349,8 +349,11 @@ class MOWeighting(BaseRanker):
         finally:
             if bar is not None:
                 bar.close()
-        # a stable order of the solutions: by their objective values
+        # a stable order of the solutions: by their objective values as the search compared
+        # them; reported, the relevance criteria's exact values (not the search's rounding)
         order = np.lexsort(F.T[::-1])
+        if any(key not in PAPER_CRITERIA for key, _ in objectives):
+            F = criteria.evaluate(W, objectives)
         W, F = W[order], F[order]
         full = np.zeros((len(W), n_all))
         full[:, searched] = W  # features left out by preselect weigh 0

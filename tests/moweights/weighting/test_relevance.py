@@ -229,3 +229,22 @@ def test_presets_and_aliases():
     ]
     with pytest.raises(InvalidInputError, match="need class labels"):
         _criteria(np.eye(3), None, ["NCA"])
+
+
+def test_the_search_compares_relevance_rounded_and_the_papers_criteria_as_computed():
+    from moweights.weighting.criteria import SEARCH_BITS
+
+    rng = np.random.default_rng(2)
+    y = np.repeat([0, 1], 10)
+    X = minmax_scale(rng.normal(size=(20, 4)) + y[:, None])
+    objectives = [("NCA", -1.0), ("FR", -1.0), ("C1", 1.0)]
+    crit = _criteria(X, y, [k for k, _ in objectives])
+    W = rng.uniform(size=(6, 4))
+    exact, searched = crit.evaluate(W, objectives), crit.search_values(W, objectives)
+    np.testing.assert_array_equal(searched[:, 2], exact[:, 2])  # C1 untouched
+    np.testing.assert_allclose(searched[:, :2], exact[:, :2], rtol=2.0**-SEARCH_BITS)
+    # values a few ulps apart compare equal once rounded
+    nudged = exact[:, :2] * (1 + 4 * np.finfo(float).eps)
+    mantissa, exponent = np.frexp(nudged)
+    again = np.ldexp(np.round(mantissa * 2.0**SEARCH_BITS), exponent - SEARCH_BITS)
+    assert (again == searched[:, :2]).mean() > 0.9
