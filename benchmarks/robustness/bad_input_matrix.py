@@ -5,7 +5,10 @@ bound, so a hang is counted and the ranker's next cell still runs); every cell i
 classified as
 
 * ``named``   -- the ranker refused the input with one of our errors (``MoweightsError``),
-* ``result``  -- it fitted: finite scores, one per feature, a permutation as ranking_,
+* ``result``  -- it fitted: finite scores, one per feature, a permutation as ranking_;
+  where the cell re-encodes float64 data (float32, int64 and boolean columns, numbers as
+  text, a sparse matrix, class labels as text or floats) its scores must equal the fit of
+  the same values as float64 (rtol 1e-7), else the cell is ``silent``,
 * ``n/a``     -- the input does not apply to the ranker (a target for an unsupervised one),
 
 or as a defect:
@@ -13,7 +16,8 @@ or as a defect:
 * ``raw``     -- any other exception (a numpy / pandas / sklearn traceback reaching the user),
   or the bare ``MoweightsError`` of fit's guard against a ranker's invalid scores (a bug),
 * ``silent``  -- a result where the input must be refused (NaN, text, one sample, a bad
-  target ...), or a result that is not one (non-finite scores, wrong shape),
+  target ...), or a result that is not one (non-finite scores, wrong shape, scores other
+  than the float64 reference's),
 * ``hang``    -- no answer within ``--timeout`` seconds.
 
 The cases follow SPEC §9 (docs/design.md, "Bad input") and the audits of issues 25/37.
@@ -64,8 +68,11 @@ def est():
 
 X0, y0 = make()
 cases = {}
-def put(label, X, y="default", expect="error", needs_y=False):
+refs = {}  # label -> (X, y) of float64 with the same values: the result must equal its fit
+def put(label, X, y="default", expect="error", needs_y=False, ref=None):
     cases[label] = (X, y0 if isinstance(y, str) else y, expect, needs_y)
+    if ref is not None:
+        refs[label] = ref
 
 Xn = X0.copy(); Xn.iloc[3, 2] = np.nan; put("nan", Xn)
 Xi = X0.copy(); Xi.iloc[3, 2] = np.inf; put("inf", Xi)
@@ -77,7 +84,16 @@ put("all constant", pd.DataFrame(np.ones((10, 3))), np.repeat([0, 1], 5) if kind
 Xt = X0.copy(); Xt["colour"] = ["red", "blue"] * 20; put("text column", Xt)
 Xd = X0.copy(); Xd["when"] = pd.Timestamp("2024-01-01"); put("datetime column", Xd)
 # numbers written as text are numbers (as numpy reads them); words are not
-put("numbers as strings", X0.to_numpy().astype(str), expect="result_or_named")
+put("numbers as strings", X0.to_numpy().astype(str), expect="result_or_named",
+    ref=(X0.to_numpy(), y0))
+# other encodings of the same values: a result must be the float64 fit's
+X32 = X0.astype(np.float32); put("float32", X32, expect="result", ref=(X32.astype(np.float64), y0))
+Xint = (X0 * 10).round().astype(np.int64)
+put("int64 columns", Xint, expect="result", ref=(Xint.astype(np.float64), y0))
+if kind == "classification":
+    put("y text labels", X0, np.where(y0 == 0, "ctrl", "case"), expect="result", needs_y=True,
+        ref=(X0, np.where(y0 == 0, 1, 0)))  # "case" < "ctrl": the labels' sorted order
+    put("y float labels", X0, y0.astype(float), expect="result", needs_y=True, ref=(X0, y0))
 Xw = X0.to_numpy().astype(object); Xw[:, 1] = "word"; put("object array with words", Xw)
 put("one sample", X0.iloc[:1], y0[:1])
 put("one feature", X0[["g0"]])
@@ -85,7 +101,7 @@ put("no rows", X0.iloc[:0], y0[:0])
 put("1-d X", X0["g0"].to_numpy())
 put("3-d X", X0.to_numpy()[:, :, None])
 Xs = X0.abs().where(X0.abs() > 0.5, 0.0)
-put("sparse csr", sp.csr_matrix(Xs.to_numpy()), expect="result")
+put("sparse csr", sp.csr_matrix(Xs.to_numpy()), expect="result", ref=(Xs.to_numpy(), y0))
 Sn = sp.csr_matrix(Xs.to_numpy()); Sn.data[0] = np.nan; put("sparse with nan", Sn)
 put("huge values 1e300", (X0 + 5) * 1e300, expect="result_or_named")
 put("tiny values 1e-300", (X0 + 5) * 1e-300, expect="result_or_named")
@@ -94,7 +110,7 @@ Xm = X0 + 5.0; Xm["g3"] *= 1e300; Xm["g4"] *= 1e-300; put("mixed 1e300 / 1e-300"
 put("repeated column names", X0.set_axis(["a", "a", "b", "c", "d"], axis=1))
 put("non-string column names", X0.set_axis(["a", 3.5, "b", "c", "d"], axis=1))
 put("complex values", X0.to_numpy() + 1j)
-Xb = X0 > 0; put("boolean columns", Xb, expect="result")
+Xb = X0 > 0; put("boolean columns", Xb, expect="result", ref=(Xb.astype(np.float64), y0))
 Xe = X0.round().astype("Int64"); Xe.iloc[2, 1] = pd.NA
 put("nullable Int64 with NA", Xe)
 Xk = X0.copy(); Xk["cat"] = pd.Categorical(["a", "b"] * 20); put("categorical dtype column", Xk)
@@ -130,8 +146,21 @@ for label, (X, y, expect, needs_y) in cases.items():
         changed = before is not None and not (
             before.equals(X) if isinstance(X, pd.DataFrame)
             else np.array_equal(before, X, equal_nan=X.dtype.kind in "fc"))
-        if not ok or changed:
-            outcome, why = "silent", "not a valid result" if not ok else "the input was modified"
+        differs = None
+        if ok and not changed and label in refs:  # correct = the float64 reference's result
+            rX, ry = refs[label]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ref = np.asarray(est().fit(rX, ry).scores_, dtype=np.float64)
+            got = scores.astype(np.float64)
+            scale = np.max(np.abs(ref)) if ref.size else 0.0
+            if ref.shape != got.shape or not np.allclose(
+                    got, ref, rtol=1e-7, atol=1e-12 * scale, equal_nan=True):
+                gap = np.max(np.abs(got - ref)) / scale if scale and ref.shape == got.shape else np.inf
+                differs = f"scores differ from the float64 reference's (max gap {gap:.2g} of the largest)"
+        if not ok or changed or differs:
+            outcome = "silent"
+            why = differs or ("not a valid result" if not ok else "the input was modified")
         elif expect == "error":
             outcome, why = "silent", "fitted an input that must be refused"
         else:
