@@ -156,8 +156,9 @@ for label, (X, y, expect, needs_y) in cases.items():
             scale = np.max(np.abs(ref)) if ref.size else 0.0
             if ref.shape != got.shape or not np.allclose(
                     got, ref, rtol=1e-7, atol=1e-12 * scale, equal_nan=True):
-                gap = np.max(np.abs(got - ref)) / scale if scale and ref.shape == got.shape else np.inf
-                differs = f"scores differ from the float64 reference's (max gap {gap:.2g} of the largest)"
+                same = scale and ref.shape == got.shape
+                gap = np.max(np.abs(got - ref)) / scale if same else np.inf
+                differs = f"scores differ from the float64 fit's (max gap {gap:.2g} of the top)"
         if not ok or changed or differs:
             outcome = "silent"
             why = differs or ("not a valid result" if not ok else "the input was modified")
