@@ -359,6 +359,10 @@ def _other_separator(path: Path, columns: list[str]) -> str | None:
     return None
 
 
+#: the longest ranker label (a 5,000-character one made a drawing take 5 GB and 149 s)
+MAX_LABEL = 64
+
+
 def _close_column(name: str, columns: list[str]) -> str | None:
     """The column the user most likely meant: the same name in other case or spacing,
     else the closest spelling (difflib), else None."""
@@ -463,6 +467,13 @@ def _check_rankers(p, entries: list[dict], data: dict, sites: list[dict]) -> lis
         if not label:
             p.add(f"{where}.label", "must be a non-empty string")
             label = name
+        elif len(label) > MAX_LABEL:  # it names table columns, files and every plot entry
+            p.add(
+                f"{where}.label",
+                f"label {label[:20]!r}... has {len(label)} characters; a label names the "
+                f"ranker's columns, files and plot entries: give one of at most {MAX_LABEL}",
+            )
+            label = label[:MAX_LABEL]
         if label in labels or label == "random":
             taken = "reserved for the baseline" if label == "random" else "used twice"
             p.add(f"{where}.label", f"label {label!r} is {taken}; give each ranker its own label")

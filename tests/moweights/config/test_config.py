@@ -425,3 +425,19 @@ def test_a_deeply_nested_config_is_a_config_error_at_once(tmp_path, capsys, suff
     fine.write_text('# [[[[[[\n[data]\nbuiltin = "iris"\nname = "' + "[" * 100 + '"\n'
                     '[[rankers]]\nname = "variance"\n')  # fmt: skip
     assert main(["validate", str(fine), "-q"]) == 0
+
+
+def test_a_ranker_label_is_bounded(tmp_path, capsys):
+    """issue 48 item 8: a 5,000-character label made the drawing take 5 GB and 149 s."""
+    path = tmp_path / "long.toml"
+    path.write_text(
+        f'[data]\nbuiltin = "iris"\n[[rankers]]\nname = "variance"\nlabel = "{"v" * 5000}"\n'
+    )
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "[[rankers]][0].label: label 'vvvvvvvvvvvvvvvvvvvv'... has 5000 characters" in err
+    assert "give one of at most 64" in err
+    path.write_text(
+        f'[data]\nbuiltin = "iris"\n[[rankers]]\nname = "variance"\nlabel = "{"v" * 64}"\n'
+    )
+    assert main(["validate", str(path), "-q"]) == 0
