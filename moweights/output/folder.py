@@ -423,8 +423,7 @@ def summary_text(folder) -> str:
     if "mean_rank" in agg:
         lines.append(f"  {'mean rank':<{width}}  {', '.join(agg['mean_rank']['order'][:5])}")
     if "generic" in agg:
-        text = agg["generic"]["text"]
-        text = text if len(text) <= 100 else text[:97] + "..."
+        text = _cut(agg["generic"]["text"])
         tol = summary.get("generic_tolerance") or 0.0
         q = len(done) if not summary["data"].get("sites") else len(summary["data"]["sites"])
         how = (
@@ -455,6 +454,16 @@ def summary_text(folder) -> str:
     n_files = len(manifest["files"]) + 1
     lines += ["", f"wrote {n_files} files to {folder}/ in {summary['seconds']:.1f} s{reused}"]
     return "\n".join(lines)
+
+
+def _cut(text: str, width: int = 100) -> str:
+    """``text`` in at most ``width`` characters, cut after a whole name (at a ", ", " > "
+    or "}"), never inside one ("me..." was left of "mean radius")."""
+    if len(text) <= width:
+        return text
+    head = text[: width - 4]
+    cut = max(head.rfind(", "), head.rfind(" > "), head.rfind("}") + 1)
+    return (head[:cut] if cut > 0 else head).rstrip(", >") + " ..."
 
 
 def _features_lines(summary: dict) -> list[str]:

@@ -255,7 +255,9 @@ def _error_curves(config, result, cache, progress, save, n_jobs, folds) -> None:
             "'nested' refits every ranking on each training fold"
         )
     curves, rows = {}, []
-    with progress.bar(total=len(names) + bool(ec.n_random), desc="error curves") as bar:
+    with progress.bar(
+        total=len(names) + bool(ec.n_random), desc="error curves", unit="curve"
+    ) as bar:
         if ec.n_random:
             parts = []
             for (site, X, y), fp in zip(units, fps, strict=True):
@@ -341,7 +343,7 @@ def _clustering(config, result, cache, progress, save, n_jobs) -> None:
     targets["random"] = [str(f) for f in rng.permutation(np.asarray(result.feature_names))]
     fps = [fingerprint(X, y) for _, X, y in units]
     frames = []
-    with progress.bar(total=len(targets), desc="clustering") as bar:
+    with progress.bar(total=len(targets), desc="clustering", unit="ranking") as bar:
         for name, order in targets.items():
             bar.set_postfix_str(name)
             parts = []

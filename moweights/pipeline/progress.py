@@ -51,7 +51,7 @@ class Lines:
     unit: its number, what it was (the last ``set_postfix_str``) and how long it took.
     """
 
-    def __init__(self, total: int | None = None, desc: str = "", unit: str = "it", **_):
+    def __init__(self, total: int | None = None, desc: str = "", unit: str = "step", **_):
         self.total, self.desc, self.unit = total, desc, unit
         self.n = 0
         self.postfix = ""

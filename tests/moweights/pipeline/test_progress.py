@@ -133,3 +133,34 @@ def test_a_run_into_a_log_says_each_step(tmp_path, capsys):
 def test_quiet_runs_print_nothing(tmp_path, capsys):
     _run(tmp_path, 0)
     assert capsys.readouterr().err == ""
+
+
+def test_progress_lines_name_what_they_count(tmp_path, capsys):
+    """issue 48 item 20: the error curves and clustering said "4 its"."""
+    from moweights.pipeline import run
+
+    raw = {
+        "data": {"builtin": "iris"},
+        "rankers": [{"name": "variance"}],
+        "evaluation": {"cv": 3, "topk": {"enabled": False},
+                       "classification": {"enabled": False},
+                       "error_curves": {"n_random": 2}, "clustering": {"n_restarts": 1}},
+        "output": {"plots": False, "html": False},
+        "run": {"verbose": 2},
+    }  # fmt: skip
+    run(parse_config(raw), tmp_path / "out")
+    err = capsys.readouterr().err
+    assert " its" not in err, err
+    assert re.search(r"error curves: \d+ curves", err) and re.search(
+        r"clustering: \d+ rankings", err
+    )
+
+
+def test_a_long_generic_line_is_cut_after_a_whole_name():
+    from moweights.output.folder import _cut
+
+    text = "{" + ", ".join(f"mean feature {i}" for i in range(12)) + "} > {x}"
+    cut = _cut(text)
+    assert len(cut) <= 100 and cut.endswith(" ...")
+    last = cut[:-4].split(", ")[-1].lstrip("{")
+    assert last in {f"mean feature {i}" for i in range(12)}, cut  # a whole name, not "me..."
