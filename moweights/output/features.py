@@ -5,11 +5,15 @@ else by the mean of the rankers' ranks), and these columns, in this order:
 
 - ``feature``;
 - for every ranker, by its label: ``<label>.score`` (the method's own score, higher =
-  more relevant) and ``<label>.rank`` (1 = best; tied scores share their average rank),
+  more relevant; named for what it holds when the ranker's scores are not its own number:
+  the class attribute ``score_name``, e.g. ``<label>.minus_mean_rank``) and
+  ``<label>.rank`` (1 = best; tied scores share their average rank),
   then ``<label>.pvalue`` and ``<label>.qvalue`` (Benjamini-Hochberg) for rankers that
   test each feature (``t_test``, ``anova_f``, ``fisher_score``, ``chi2``, ...), then
   ``<label>.statistic`` (a signed statistic, ``statistic_``, e.g. a two-group t) and
   ``<label>.logfc`` (``log_fold_change_``) for rankers that give them, then
+  ``<label>.weight`` for an NSGA-II weighting (each feature's weight averaged over the
+  Pareto set, the numbers the report's table shows), then
   ``<label>.rank_low`` and ``<label>.rank_high``, its bootstrap rank interval, when the
   run computed stability (``[stability]``);
 - for every aggregate: ``<method>.rank`` (a generic ranking's is the mean position of
@@ -67,13 +71,17 @@ def feature_table(result) -> pd.DataFrame:
     stability = getattr(result, "stability", None) or {}
     significance = getattr(result, "significance", None) or {}
     columns: dict[str, pd.Series] = {}
+    kinds = _score_names(result)
     for label, ranking in result.rankings.items():
-        columns[f"{label}.score"] = ranking.to_series()
+        columns[f"{label}.{kinds.get(label, 'score')}"] = ranking.to_series()
         columns[f"{label}.rank"] = ranking.ranks
         tests = significance.get(label)
         if tests is not None:  # the columns it has, in the order pvalue qvalue statistic logfc
             for name in tests.columns:
                 columns[f"{label}.{name}"] = tests[name]
+        weights = (getattr(result, "pareto", None) or {}).get(label, {}).get("weights")
+        if isinstance(weights, pd.DataFrame):  # NSGA-II: the weights the report's table shows
+            columns[f"{label}.weight"] = weights.mean(axis=0)
         _interval(columns, label, stability)
     for method, agg in result.aggregated.items():
         columns[f"{method}.rank"] = agg.ranks
@@ -91,6 +99,23 @@ def feature_table(result) -> pd.DataFrame:
         if col.endswith(".block"):
             table[col] = table[col].astype(np.int64)
     return table.loc[_best_first(result, table)].reset_index()
+
+
+def _score_names(result) -> dict[str, str]:
+    """Per ranker label, what its score column is named: ``score`` when the ranking's
+    scores are the method's own number, else what the ranker class says they are (its
+    ``score_name``, e.g. "minus_mean_rank" for a ranking made of ranks)."""
+    import rankers
+
+    out = {}
+    for spec in getattr(getattr(result, "config", None), "rankers", None) or []:
+        try:
+            name = getattr(rankers.get_class(spec.name), "score_name", None)
+        except LookupError:
+            continue
+        if isinstance(name, str) and name and name != "score":
+            out[spec.label] = name
+    return out
 
 
 def _best_first(result, table: pd.DataFrame) -> list[str]:

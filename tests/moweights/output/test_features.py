@@ -310,3 +310,34 @@ def test_a_signed_statistic_and_log_fold_change_go_beside_the_p_values():
         "two.score", "two.rank", "two.pvalue", "two.qvalue", "two.statistic", "two.logfc",
     ]  # fmt: skip
     assert table.loc["a", "two.statistic"] == -3.0 and table.loc["c", "two.logfc"] == 1.0
+
+
+def test_a_score_column_is_named_for_what_it_holds(monkeypatch):
+    """issue 48 item 19: stacked.score was a negative rank, an NSGA-II weighting's a mean-rank
+    score and not the weights the report shows."""
+    from types import SimpleNamespace
+
+    import rankers
+    from aggregation import Ranking
+    from moweights.output.features import feature_table
+
+    names = ["a", "b", "c"]
+    cls = rankers.get_class("variance")
+    monkeypatch.setattr(cls, "score_name", "minus_mean_rank", raising=False)
+    weights = pd.DataFrame([[0.5, 0.2, 0.3], [0.7, 0.1, 0.2]], columns=names)
+    result = SimpleNamespace(
+        rankings={
+            "stack": Ranking(names, np.array([-1.0, -3.0, -2.0]), method="stack"),
+            "nsga2": Ranking(names, np.array([3.0, 1.0, 2.0]), method="nsga2"),
+        },
+        aggregated={},
+        feature_names=names,
+        pareto={"nsga2": {"weights": weights}},
+        config=SimpleNamespace(rankers=[SimpleNamespace(label="stack", name="variance"),
+                                        SimpleNamespace(label="nsga2", name="t_test")]),
+    )  # fmt: skip
+    table = feature_table(result).set_index("feature")
+    assert list(table.columns) == [
+        "stack.minus_mean_rank", "stack.rank", "nsga2.score", "nsga2.rank", "nsga2.weight",
+    ]  # fmt: skip
+    assert table.loc["a", "nsga2.weight"] == pytest.approx(0.6)
