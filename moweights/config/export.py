@@ -209,7 +209,10 @@ _STARTER = {
     "run": {"random_state": 0, "n_jobs": 1},
 }
 _COMMENTED_EXAMPLES = {
-    "sites": [{"name": "north", "builtin": "breast_cancer", "rows": [0, 285]}],
+    "sites": [
+        {"name": "north", "builtin": "breast_cancer", "rows": [0, 285]},
+        {"name": "clinic_b", "path": "clinic_b.csv", "target": "label"},  # a site's own file
+    ],
     "rankers": [
         {"name": "mo_weighting", "label": "nsga2",
          "params": {"objectives": ["C1", "-C2", "-C3"], "pop_size": 40, "n_gen": 50}},

@@ -266,6 +266,9 @@ def test_init_writes_a_valid_commented_config(tmp_path, capsys):
     for section in SCHEMA.sections:  # every section is explained
         assert section.name in text
     assert "# scheduler = " in text and "# two_step = false" in text
+    # a [[sites]] block of a site's own file shows path and target (issue 48 item 20)
+    sites = text[text.index('# name = "clinic_b"') :]
+    assert '# path = "clinic_b.csv"' in sites and '# target = "label"' in sites
     assert main(["init", str(path)]) == 2  # no silent overwrite
     assert "exists" in capsys.readouterr().err
     assert main(["init", str(path), "--force", "-q"]) == 0
