@@ -68,7 +68,7 @@ def test_latin1_text_is_named_as_such_not_binary(tmp_path, capsys):
     assert "re-save the file as UTF-8" in err and "binary" not in err
     (tmp_path / "bin.csv").write_bytes(b"\x00\x01\x02\xff\xfe not text")
     assert main(["validate", _config(tmp_path, "bin.csv")]) == 2
-    assert "is it binary?" in capsys.readouterr().err
+    assert "a NUL byte at position 0: binary data" in capsys.readouterr().err
 
 
 def test_a_semicolon_separated_file_gets_a_hint_about_its_separator(tmp_path, capsys):
