@@ -290,6 +290,20 @@ def _one_vs_rest(counts: np.ndarray, means: np.ndarray, per_class: np.ndarray, c
     )
 
 
+def _log2_expm1(mu: np.ndarray) -> np.ndarray:
+    """``log2(expm1(mu) + 1e-9)`` without overflow: above 30 (expm1 overflows past ~709,
+    and there ``expm1(mu) + 1e-9 = e^mu (1 - e^-mu (1 - 1e-9))``) from ``mu`` itself, so a
+    fold change of large means (data that were not log1p-transformed) is finite, not
+    inf - inf; NaN where ``expm1(mu) + 1e-9`` is not positive."""
+    mu = np.asarray(mu, dtype=np.float64)
+    small = mu <= 30.0
+    out = np.empty_like(mu)
+    out[small] = np.log2(np.expm1(mu[small]) + 1e-9)
+    big = mu[~small]
+    out[~small] = (big + np.log1p(-np.exp(-big) * (1.0 - 1e-9))) / np.log(2.0)
+    return out
+
+
 class _UnivariateBase(BaseRanker):
     """Class tests share the target kind, the contract attributes and the q-values."""
 
@@ -346,6 +360,8 @@ class _UnivariateBase(BaseRanker):
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             mu = means if exponent is None else np.ldexp(means, exponent)
             lfc = np.log2((np.expm1(mu[1]) + 1e-9) / (np.expm1(mu[0]) + 1e-9))
+            large = (mu[1] > 30.0) | (mu[0] > 30.0)  # expm1 near overflow: in log space
+            lfc[large] = _log2_expm1(mu[1][large]) - _log2_expm1(mu[0][large])
         self.log_fold_change_ = self._to_all_features(lfc, 0.0)
         if statistic is not None:
             self.statistic_ = self._to_all_features(statistic, 0.0)
@@ -653,8 +669,11 @@ class TTestRanker(_UnivariateBase):
         Two classes only: ``log2((expm1(μ_1) + 1e-9) / (expm1(μ_0) + 1e-9))`` of the
         class means, the second class over the first, as scanpy's
         ``rank_genes_groups`` defines it for ``log1p`` data (meaningful only for such
-        data; NaN where the ratio is not positive or ``expm1`` overflows); 0 for
-        constant features. Not set for more classes.
+        data; where a mean is above 30 as ``log2(expm1(μ_1) + 1e-9) - log2(expm1(μ_0) +
+        1e-9)`` with the large means in log space, so it stays finite where ``expm1``
+        overflows;
+        NaN where a mean is below ``log1p(-1e-9)``); 0 for constant features. Not set
+        for more classes.
     pvalues_ : ndarray of shape (n_features,)
         Two-sided p-values (they may underflow to 0; ``scores_`` does not).
     qvalues_ : ndarray of shape (n_features,)
