@@ -30,12 +30,12 @@ __all__ = [
     "load_builtin",
     "load_dataset",
     "load_file",
-    "read_file",
     "make_error_curve_data",
     "make_planted",
     "make_weighting_benchmark",
     "noisy_rankings",
     "read_columns",
+    "read_file",
     "split_sites",
     "subsample",
 ]
