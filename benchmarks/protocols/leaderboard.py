@@ -28,7 +28,8 @@ fold's scores), ``stats.json`` (Friedman, Iman-Davenport, Nemenyi CD, Wilcoxon-H
 the best single ranker), ``cd_<score>.png``, ``summary.md`` (with the command), ``members.csv``
 (which members the ensemble chose per fold) and ``orders/<data set>/<method>.npy.gz``:
 every fold's first 256 features (uint16), so the scores re-derive from the repository with
-``--from-orders`` when the cache is gone.
+``--from-orders`` when the cache is gone. The tables hold every float at full precision
+(:func:`write_table`).
 
     python -m benchmarks.protocols.leaderboard --protocol supervised
     python -m benchmarks.protocols.leaderboard --protocol unsupervised --from-orders leaderboard
@@ -508,6 +509,17 @@ def complete_table(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[s
     return table, dropped_methods, dropped_sets
 
 
+def write_table(frame: pd.DataFrame, path: Path, index: bool = False) -> None:
+    """Write a score table at full precision: every float as its shortest round-trip repr.
+
+    Rounded tables (6 digits, as before) made scores that differ in the 7th digit equal, and
+    equal data-set means (identical orders) unequal, so ranks re-derived from the file moved
+    by half a rank; read back (``pd.read_csv``) every value is the one computed, so a table
+    re-derived from ``folds.csv`` ties where the scorer's did.
+    """
+    frame.to_csv(path, index=index, float_format=None)
+
+
 def _markdown(frame: pd.DataFrame, fmt: str = ".4f") -> str:
     return frame.to_markdown(floatfmt=fmt)
 
@@ -603,7 +615,7 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"{d.name}: {sum(o is not None for o in orders.values())} methods scored", flush=True)
     long = pd.DataFrame(rows)
     folder.mkdir(parents=True, exist_ok=True)
-    long.to_csv(folder / "folds.csv", index=False, float_format="%.6g")
+    write_table(long, folder / "folds.csv")
     if chosen_all:
         pd.DataFrame(chosen_all).to_csv(folder / "members.csv", index=False)
     singles = [m for m in members if m in set(long["method"])] + ["random"]
@@ -630,13 +642,13 @@ def main(argv: list[str] | None = None) -> dict:
         scores["eca"] = (True, "nested ECA against random, uniform weighting (error-curve paper)")
     for score, (higher, text) in scores.items():
         wide = long.pivot_table(index="dataset", columns="method", values=score, aggfunc="mean")
-        wide.to_csv(folder / f"scores_{score}.csv", float_format="%.6g")
+        write_table(wide, folder / f"scores_{score}.csv", index=True)
         table, dropped_methods, dropped_sets = complete_table(wide)
         stats = statistics(table, higher, [m for m in singles if m != "random"])
         stats.update(dropped_methods=dropped_methods, dropped_datasets=dropped_sets)
         stats["head_to_head"] = head_to_head(table, higher, stats)
         gaps = regret(table, higher, [m for m in singles if m != "random"])
-        gaps.to_csv(folder / f"regret_{score}.csv", float_format="%.17g")
+        write_table(gaps, folder / f"regret_{score}.csv", index=True)
         stats["regret"] = {
             m: {"worst": float(gaps.loc["worst", m]), "mean": float(gaps.loc["mean", m])}
             for m in gaps.columns
@@ -646,7 +658,7 @@ def main(argv: list[str] | None = None) -> dict:
         board = ranks.rename_axis("method").reset_index()
         board["n_datasets"] = stats["n_datasets"]
         if score == headline:
-            board.to_csv(args.out / f"{protocol}.csv", index=False, float_format="%.4f")
+            write_table(board, args.out / f"{protocol}.csv")
         _cd_diagram(table, higher, folder / f"cd_{score}.png", f"{protocol}: {text}")
         lines += [f"## {score}: {text} ({'higher' if higher else 'lower'} is better)", ""]
         lines += [_markdown(board.set_index("method"), ".3f"), ""]

@@ -301,3 +301,33 @@ def test_regret_against_the_best_single_ranker_in_hindsight():
     assert gaps.loc["worst", "a"] == pytest.approx(0.1) and gaps.loc["d1", "a"] == 0
     errors = leaderboard.regret(table, False, ["a", "b"])  # lower is better: relative
     np.testing.assert_allclose(errors.loc[["d1", "d2"], "agg"], [0.1 / 0.7, 0.15 / 0.5])
+
+
+def test_score_tables_are_written_at_full_precision(lb, tmp_path):
+    """Every float of a score table reads back as the value computed (no 6-digit rounding):
+    two scores that differ only in the 7th digit stay apart, and the per-data-set means of
+    ``folds.csv`` re-derive ``scores_*.csv`` exactly, so exact ties tie again."""
+    _, leaderboard, _ = lb
+    values = np.array([1 / 3, 0.1 + 0.2, 0.7234561, 0.7234562, 2.5e-300, 123456.789012345])
+    frame = pd.DataFrame({"method": list("abcdef"), "score": values})
+    leaderboard.write_table(frame, tmp_path / "t.csv")
+    back = pd.read_csv(tmp_path / "t.csv")["score"].to_numpy()
+    np.testing.assert_array_equal(back, values)
+    assert back[2] != back[3]
+
+
+def test_the_board_re_derives_from_its_fold_table(lb, tmp_path):
+    fits, leaderboard, data = lb
+    _fit(fits, data, rankers=SUP)
+    out = tmp_path / "board"
+    leaderboard.main(
+        ["--protocol", "supervised", "--members", *SUP, "--data-dir", str(data), "--out", str(out)]
+    )
+    folds = pd.read_csv(out / "supervised" / "folds.csv")
+    wide = pd.read_csv(out / "supervised" / "scores_bacc_1_64.csv", index_col="dataset")
+    again = folds.pivot_table(index="dataset", columns="method", values="bacc_1_64",
+                              aggfunc="mean")  # fmt: skip
+    pd.testing.assert_frame_equal(again[wide.columns], wide, check_exact=True, check_names=False)
+    board = pd.read_csv(out / "supervised.csv").set_index("method")["average_rank"]
+    ranks = wide[board.index].rank(axis=1, ascending=False).mean(axis=0)
+    np.testing.assert_array_equal(board.to_numpy(), ranks[board.index].to_numpy())
