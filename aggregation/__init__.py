@@ -19,9 +19,8 @@ user's data files lives in :mod:`moweights.datafiles`.
 
 Names are imported on first access (PEP 562), so ``import aggregation`` imports neither
 pandas, scipy nor scikit-learn. The old module paths (``aggregation.curves``,
-``error_curves``, ``clustering``, ``stats``, ``bayes``) still work until moweights 0.2.0,
-with a :class:`DeprecationWarning` naming the new one; ``aggregation.flower`` is gone (the
-Flower apps are in :mod:`moweights.federated.flower`).
+``error_curves``, ``clustering``, ``stats``, ``bayes``, ``flower``) are gone: their names
+live in :mod:`aggregation.evaluation` and :mod:`moweights.federated.flower`.
 """
 
 from __future__ import annotations
@@ -72,12 +71,7 @@ _EXPORTS = {
     ),
 }
 
-_getattr, _dir, __all__ = attach(
-    __name__,
-    _EXPORTS,
-    submodules=("consensus", "plots"),
-    moved=("bayes", "clustering", "curves", "error_curves", "stats"),
-)
+_getattr, _dir, __all__ = attach(__name__, _EXPORTS, submodules=("consensus", "plots"))
 
 
 def __getattr__(name: str) -> Any:

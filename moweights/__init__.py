@@ -33,7 +33,6 @@ _getattr, _dir, __all__ = attach(
     __name__,
     _EXPORTS,
     submodules=("cli", "datafiles", "datasets", "errors", "federated", "fetch", "output"),
-    moved=("cache", "h5ad", "lock", "render", "report", "schema"),
 )
 
 

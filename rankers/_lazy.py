@@ -30,7 +30,6 @@ def attach(
     package: str,
     exports: Mapping[str, Iterable[str]],
     submodules: Iterable[str] = (),
-    moved: Iterable[str] = (),
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
     """``__getattr__``, ``__dir__`` and ``__all__`` of ``package``, from one table.
 
@@ -45,11 +44,6 @@ def attach(
     submodules : iterable of str
         Further submodules reachable as attributes (``package.name``) and listed by
         ``dir``, that export no name of their own to the package.
-    moved : iterable of str
-        Deprecated old submodules (see :mod:`rankers._moved`): still reachable as
-        attributes, so old code keeps working until their removal, but neither in
-        ``__all__`` nor in ``dir``, so ``from package import *`` and tab completion do
-        not touch them. Importing one warns.
 
     Returns
     -------
@@ -63,7 +57,7 @@ def attach(
             if name in names:
                 raise ValueError(f"{package}: {name!r} is listed under two submodules")
             names[name] = f"{package}.{module}"
-    reachable = frozenset({*exports, *submodules, *moved})
+    reachable = frozenset({*exports, *submodules})
     public = sorted(names)
     listed = sorted({*names, *exports, *submodules})
 
