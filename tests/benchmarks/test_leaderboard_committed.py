@@ -144,33 +144,3 @@ def test_colon_fold_scores_re_derive_from_the_committed_orders(monkeypatch):
         got = leaderboard.fold_scores("supervised", list(orders), X, y, folds)["bacc_1_64"]
         want = stored[stored["method"] == method].sort_values("fold")["bacc_1_64"].to_numpy()
         np.testing.assert_allclose(got, want, rtol=1e-5, err_msg=method)
-
-
-def _best_single(board: pd.Series) -> str:
-    return next(m for m in board.index if m not in AGGREGATES | ENSEMBLES | {"random"})
-
-
-def test_the_readme_quotes_the_boards():
-    """Every average rank the README's first screen quotes is the board's: each board's best
-    single ranker (named), the ensemble, the aggregates' range, random, the weighting's place
-    and the boards' sizes."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    start = readme.index("What the leaderboards show")
-    text = readme[start : readme.index("\n\n", start)]
-    boards = {
-        name: pd.read_csv(BOARD / f"{name}.csv").set_index("method")
-        for name in ("supervised", "unsupervised")
-    }
-    for name, frame in boards.items():
-        ranks = frame["average_rank"]
-        best = _best_single(ranks)
-        assert f"`{best}` {ranks[best]:.2f}" in text, (name, best)
-        assert f"{ranks['stacked_auto']:.2f}" in text, name
-        aggregates = ranks[sorted(AGGREGATES)]
-        assert f"{aggregates.min():.1f}-{aggregates.max():.1f}" in text, name
-        assert f"{name}, {frame['n_datasets'].iloc[0]} sets" in text
-    uns = boards["unsupervised"]["average_rank"]
-    assert f"{uns['stacked_top3']:.2f}" in text and f"{uns['random']:.2f}" in text
-    sup = boards["supervised"]["average_rank"]
-    place = list(sup.index).index("mo_weighting") + 1
-    assert f"{place}th of {len(sup)}" in text

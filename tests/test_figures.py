@@ -1,0 +1,146 @@
+"""Every figure the prose quotes is its committed table's (issue 49 item 4).
+
+The README and the guides quote measured figures only in marked blocks that ``docs/_figures.py``
+fills from the tables under ``leaderboard/`` and ``benchmarks/results/``; a test here fails
+when a block's text and its table disagree, and a planted disagreement shows that it can. The
+README's first screen, the guide's board summaries and the example configs type no figure
+outside a block (the configs and docstrings cite the table instead).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def figures():
+    """docs/_figures.py, the one generator of quoted figures."""
+    spec = importlib.util.spec_from_file_location("_docs_figures", REPO / "docs" / "_figures.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _bare(text: str) -> str:
+    """``text`` without its marked figures."""
+    return re.sub(r"<!-- figure [^>]*-->[^<\n]*<!-- /figure -->", "", text)
+
+
+#: a typed measured figure: a decimal number or a place ("20th"); a figure block removes them
+TYPED = re.compile(r"(?<![\w.`-])\d+\.\d+(?![\w.])|\b\d+(?:st|nd|rd|th)\b")
+
+
+def test_every_quoted_figure_is_its_tables(figures):
+    paths = figures.documents()
+    assert REPO / "README.md" in paths and REPO / "docs" / "guide" / "leaderboards.md" in paths
+    assert figures.disagreements(paths) == []
+
+
+def test_a_planted_disagreement_fails_the_check(figures, tmp_path, capsys):
+    (tmp_path / "leaderboard").mkdir()
+    shutil.copy(REPO / "leaderboard" / "supervised.csv", tmp_path / "leaderboard")
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        "Best: <!-- figure leaderboard/supervised.csv#jmi/average_rank:.2f -->5.21<!-- /figure -->"
+        "\nplace <!-- figure leaderboard/supervised.csv#place/jmi:th -->1st<!-- /figure -->\n",
+        encoding="utf-8",
+    )
+    assert figures.main(["--check", "--root", str(tmp_path)]) == 0
+    table = tmp_path / "leaderboard" / "supervised.csv"
+    # the committed table moves (a re-scored board): jmi's rank changes, it drops to 2nd
+    lines = table.read_text(encoding="utf-8").splitlines()
+    lines[1] = lines[1].replace("jmi,5.2105", "jmi,5.6")
+    lines[1], lines[2] = lines[2], lines[1]
+    table.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    wrong = figures.disagreements([readme], tmp_path)
+    assert wrong == [
+        "README.md:1: leaderboard/supervised.csv#jmi/average_rank:.2f says '5.21', "
+        "the table '5.60'",
+        "README.md:2: leaderboard/supervised.csv#place/jmi:th says '1st', the table '2nd'",
+    ]
+    assert figures.main(["--check", "--root", str(tmp_path)]) == 1
+    assert "README.md:1" in capsys.readouterr().out
+    # writing renders the table's values, after which the check passes
+    assert figures.main(["--root", str(tmp_path)]) == 0
+    assert "-->5.60<!--" in readme.read_text(encoding="utf-8")
+    assert figures.disagreements([readme], tmp_path) == []
+
+
+def test_a_reference_reads_cells_places_ranges_and_json_keys(figures):
+    value = figures.value
+    assert value("leaderboard/supervised.csv#rows") == "22"
+    assert value("leaderboard/supervised.csv#place/random:th") == "22nd"
+    assert value("leaderboard/supervised.csv#jmi/n_datasets") == "19"
+    assert value("leaderboard/supervised.csv#max(borda,kemeny_top32)/average_rank:.4f") == "10.1842"
+    assert value("leaderboard/supervised.csv#min(borda,kemeny_top32)/average_rank:.4f") == "9.5789"
+    ref = "leaderboard/supervised/stats.json#scores/bacc_1_64/head_to_head/1/b"
+    assert value(ref) == "stacked_auto"
+    assert [figures._ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111)] == [
+        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th"
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "ref, message",
+    [
+        ("leaderboard/supervised.csv#nobody/average_rank:.2f", "no row 'nobody'"),
+        ("leaderboard/supervised.csv#jmi/nothing", "no column 'nothing'"),
+        ("leaderboard/supervised.csv#place/nobody", "no row 'nobody'"),
+        ("leaderboard/nowhere.csv#jmi/average_rank", "no table leaderboard/nowhere.csv"),
+        ("leaderboard/supervised/stats.json#scores/nothing", "no key 'nothing'"),
+        ("leaderboard/supervised.csv", "PATH#SELECTOR"),
+    ],
+)
+def test_a_reference_to_nothing_is_reported_with_what_it_named(figures, ref, message):
+    with pytest.raises(figures.FigureError, match=re.escape(message)):
+        figures.value(ref)
+
+
+def test_the_readme_first_screen_types_no_figure():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    first = _bare(readme[: readme.index("\n## A short tour")])
+    code = re.sub(r"```.*?```", "", first, flags=re.S)  # the install lines are not figures
+    assert TYPED.findall(code) == []
+
+
+def test_the_guides_board_summaries_type_no_figure():
+    guide = (REPO / "docs" / "guide" / "leaderboards.md").read_text(encoding="utf-8")
+    start = guide.index("\n### Status")
+    section = _bare(guide[start : guide.index("**The atlas half of the goal", start)])
+    assert TYPED.findall(section) == []
+    assert section.count("\n* **") >= 4  # the boards' bullets are all there
+
+
+#: words that place a method on a board: a sentence of an example config that names a board
+#: uses none of them and no measured figure, it cites the table
+PLACING = re.compile(r"\b(first|second|third|ahead of|behind|beats|below the best)\b", re.I)
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "examples").glob("*.toml")), ids=lambda p: p.name)
+def test_the_example_configs_cite_the_boards_instead_of_quoting_them(path):
+    lines = path.read_text(encoding="utf-8").splitlines()
+    comments = " ".join(line[line.index("#") + 1 :].strip() for line in lines if "#" in line)
+    for sentence in re.split(r"(?<=[.;])\s+", comments):
+        if re.search(r"leaderboard|\bboards?\b|atlas", sentence, re.I):
+            assert not TYPED.findall(sentence), (path.name, sentence)
+            assert not PLACING.findall(sentence), (path.name, sentence)
+
+
+def test_the_config_check_catches_the_old_drift(tmp_path):
+    """The sentence examples/config.toml carried until issue 49 fails the check above."""
+    old = (
+        "# Second on the supervised real-data leaderboard (after jmi, not significantly "
+        "different), ahead of every single\n# ranker on the unsupervised one.\n"
+    )
+    (tmp_path / "old.toml").write_text(old, encoding="utf-8")
+    with pytest.raises(AssertionError):
+        test_the_example_configs_cite_the_boards_instead_of_quoting_them(tmp_path / "old.toml")
