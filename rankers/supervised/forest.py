@@ -81,10 +81,11 @@ class RandomForestRanker(BaseRanker):
     Notes
     -----
     **Where it works.** On the planted-structure atlas (the structures with a class; 200
-    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share
-    of the planted features in its top k, where a random ranking gets about 0.16), it
-    recovers shift 0.83; it recovers part of imbalanced 0.74; it fails on xor 0.16 (within
-    0.1 of chance). See :doc:`/guide/which-ranker` for the tables and heat maps.
+    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of
+    the planted features in its top k, against a random ranking's), it recovers shift; it
+    recovers part of imbalanced; it fails on xor (within 0.1 of chance). The shares are in
+    ``benchmarks/results/atlas_grid/summary.md``; :doc:`/guide/which-ranker` has the tables and
+    heat maps.
 
     References
     ----------

@@ -251,10 +251,11 @@ class InfoGainRanker(BaseRanker):
     Notes
     -----
     **Where it works.** On the planted-structure atlas (the structures with a class; 200
-    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share
-    of the planted features in its top k, where a random ranking gets about 0.16), it
-    recovers imbalanced 0.94, shift 0.89; it fails on xor 0.16 (within 0.1 of chance). See
-    :doc:`/guide/which-ranker` for the tables and heat maps.
+    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of
+    the planted features in its top k, against a random ranking's), it recovers imbalanced,
+    shift; it fails on xor (within 0.1 of chance). The shares are in
+    ``benchmarks/results/atlas_grid/summary.md``; :doc:`/guide/which-ranker` has the tables and
+    heat maps.
 
     References
     ----------
@@ -339,10 +340,11 @@ class Chi2Ranker(BaseRanker):
     Notes
     -----
     **Where it works.** On the planted-structure atlas (the structures with a class; 200
-    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share
-    of the planted features in its top k, where a random ranking gets about 0.16), it
-    recovers imbalanced 0.95, shift 0.89; it fails on xor 0.16 (within 0.1 of chance). See
-    :doc:`/guide/which-ranker` for the tables and heat maps.
+    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of
+    the planted features in its top k, against a random ranking's), it recovers imbalanced,
+    shift; it fails on xor (within 0.1 of chance). The shares are in
+    ``benchmarks/results/atlas_grid/summary.md``; :doc:`/guide/which-ranker` has the tables and
+    heat maps.
 
     References
     ----------

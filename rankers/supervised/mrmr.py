@@ -212,10 +212,11 @@ class MRMRRanker(_GreedyBase):
     Notes
     -----
     **Where it works.** On the planted-structure atlas (the structures with a class; 200
-    samples, 200 features, 0.5-50 % of them informative, 2 seeds; the mean share of the
-    planted features in its top k, where a random ranking gets about 0.16), it recovers
-    shift 0.84, imbalanced 0.83; it fails on xor 0.16 (within 0.1 of chance). See
-    :doc:`/guide/which-ranker` for the tables and heat maps.
+    samples, 200 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
+    features in its top k, against a random ranking's), it recovers shift, imbalanced; it fails
+    on xor (within 0.1 of chance). The shares are in
+    ``benchmarks/results/atlas_grid/summary.md``; :doc:`/guide/which-ranker` has the tables and
+    heat maps.
 
     References
     ----------
@@ -321,10 +322,11 @@ class JMIRanker(_GreedyBase):
     Notes
     -----
     **Where it works.** On the planted-structure atlas (the structures with a class; 200
-    samples, 200 features, 0.5-50 % of them informative, 2 seeds; the mean share of the
-    planted features in its top k, where a random ranking gets about 0.16), it recovers
-    imbalanced 0.87, shift 0.84; it fails on xor 0.18 (within 0.1 of chance). See
-    :doc:`/guide/which-ranker` for the tables and heat maps.
+    samples, 200 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
+    features in its top k, against a random ranking's), it recovers imbalanced, shift; it fails
+    on xor (within 0.1 of chance). The shares are in
+    ``benchmarks/results/atlas_grid/summary.md``; :doc:`/guide/which-ranker` has the tables and
+    heat maps.
 
     References
     ----------
@@ -371,10 +373,11 @@ class CMIMRanker(_GreedyBase):
     Notes
     -----
     **Where it works.** On the planted-structure atlas (the structures with a class; 200
-    samples, 200 features, 0.5-50 % of them informative, 2 seeds; the mean share of the
-    planted features in its top k, where a random ranking gets about 0.16), it recovers part
-    of imbalanced 0.70, shift 0.68; it fails on xor 0.15 (within 0.1 of chance). See
-    :doc:`/guide/which-ranker` for the tables and heat maps.
+    samples, 200 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
+    features in its top k, against a random ranking's), it recovers part of imbalanced, shift;
+    it fails on xor (within 0.1 of chance). The shares are in
+    ``benchmarks/results/atlas_grid/summary.md``; :doc:`/guide/which-ranker` has the tables and
+    heat maps.
 
     References
     ----------

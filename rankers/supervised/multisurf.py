@@ -72,10 +72,10 @@ class MultiSURFRanker(BaseRanker):
     are range-normalised, as in ReliefF.
 
     **Where it works.** On the planted-structure atlas (the structures with a class; 200
-    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share
-    of the planted features in its top k, where a random ranking gets about 0.16), it
-    recovers shift 0.87, xor 0.79; it recovers part of imbalanced 0.70. See
-    :doc:`/guide/which-ranker` for the tables and heat maps.
+    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of
+    the planted features in its top k, against a random ranking's), it recovers shift, xor; it
+    recovers part of imbalanced. The shares are in ``benchmarks/results/atlas_grid/summary.md``;
+    :doc:`/guide/which-ranker` has the tables and heat maps.
 
     See Also
     --------

@@ -421,10 +421,11 @@ class ANOVAFRanker(_UnivariateBase):
     (``m > C``).
 
     **Where it works.** On the planted-structure atlas (the structures with a class; 200
-    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share
-    of the planted features in its top k, where a random ranking gets about 0.16), it
-    recovers imbalanced 0.99, shift 0.91; it fails on xor 0.16 (within 0.1 of chance). See
-    :doc:`/guide/which-ranker` for the tables and heat maps.
+    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of
+    the planted features in its top k, against a random ranking's), it recovers imbalanced,
+    shift; it fails on xor (within 0.1 of chance). The shares are in
+    ``benchmarks/results/atlas_grid/summary.md``; :doc:`/guide/which-ranker` has the tables and
+    heat maps.
 
     See Also
     --------
@@ -529,10 +530,11 @@ class FisherScoreRanker(_UnivariateBase):
     Time ``O(m n)`` (sparse ``X``: ``O(nnz + C n)``), memory one copy of ``X``.
 
     **Where it works.** On the planted-structure atlas (the structures with a class; 200
-    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share
-    of the planted features in its top k, where a random ranking gets about 0.16), it
-    recovers imbalanced 0.99, shift 0.91; it fails on xor 0.16 (within 0.1 of chance). See
-    :doc:`/guide/which-ranker` for the tables and heat maps.
+    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of
+    the planted features in its top k, against a random ranking's), it recovers imbalanced,
+    shift; it fails on xor (within 0.1 of chance). The shares are in
+    ``benchmarks/results/atlas_grid/summary.md``; :doc:`/guide/which-ranker` has the tables and
+    heat maps.
 
     References
     ----------
@@ -693,10 +695,11 @@ class TTestRanker(_UnivariateBase):
     pass over the stored values, and each class against the rest is combined from them.
 
     **Where it works.** On the planted-structure atlas (the structures with a class; 200
-    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share
-    of the planted features in its top k, where a random ranking gets about 0.16), it
-    recovers imbalanced 0.98, shift 0.96; it fails on xor 0.16 (within 0.1 of chance). See
-    :doc:`/guide/which-ranker` for the tables and heat maps.
+    samples, 200 and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of
+    the planted features in its top k, against a random ranking's), it recovers imbalanced,
+    shift; it fails on xor (within 0.1 of chance). The shares are in
+    ``benchmarks/results/atlas_grid/summary.md``; :doc:`/guide/which-ranker` has the tables and
+    heat maps.
 
     References
     ----------

@@ -308,10 +308,11 @@ class AgnosSRanker(BaseRanker):
     Notes
     -----
     **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
-    features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted features
-    in its top k, where a random ranking gets about 0.16), it fails on shift 0.22, manifold
-    0.20, modules 0.20, xor 0.20, clusters 0.17, imbalanced 0.08 (within 0.1 of chance). See
-    :doc:`/guide/which-ranker` for the tables and heat maps.
+    features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted features in
+    its top k, against a random ranking's), it fails on shift, manifold, modules, xor, clusters,
+    imbalanced (within 0.1 of chance). The shares are in
+    ``benchmarks/results/atlas_grid/summary.md``; :doc:`/guide/which-ranker` has the tables and
+    heat maps.
 
     **The seed matters as much as the data.** On real high-dimensional data most slacks end
     near 0, and which of them stay above it depends on the initial weights and the batch

@@ -78,12 +78,12 @@ class CompactnessRanker(BaseRanker):
     twice and the graph is not symmetrised (unlike the Laplacian score's). Firdová et al.
     write the numerator with absolute differences, which is what is computed here.
 
-    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
-    and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
-    features in its top k, where a random ranking gets about 0.16), it recovers xor 0.93,
-    clusters 0.80, manifold 0.80; it recovers part of shift 0.70, modules 0.48; it fails on
-    imbalanced 0.21 (within 0.1 of chance). See :doc:`/guide/which-ranker` for the tables
-    and heat maps.
+    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200 and
+    2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
+    features in its top k, against a random ranking's), it recovers xor, clusters, manifold; it
+    recovers part of shift, modules; it fails on imbalanced (within 0.1 of chance). The shares
+    are in ``benchmarks/results/atlas_grid/summary.md``; :doc:`/guide/which-ranker` has the
+    tables and heat maps.
 
     References
     ----------

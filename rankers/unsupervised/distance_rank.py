@@ -115,10 +115,10 @@ class DistanceRankRanker(BaseRanker):
     Notes
     -----
     **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
-    features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted features
-    in its top k, where a random ranking gets about 0.16), it recovers part of clusters
-    0.62, manifold 0.56, shift 0.54, imbalanced 0.46, modules 0.46, xor 0.29. See
-    :doc:`/guide/which-ranker` for the tables and heat maps.
+    features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted features in
+    its top k, against a random ranking's), it recovers part of clusters, manifold, shift,
+    imbalanced, modules, xor. The shares are in ``benchmarks/results/atlas_grid/summary.md``;
+    :doc:`/guide/which-ranker` has the tables and heat maps.
 
     References
     ----------

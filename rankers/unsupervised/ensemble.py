@@ -365,16 +365,16 @@ class Genie3Ranker(_TreeEnsembleRanker):
     Notes
     -----
     **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
-    features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted features
-    in its top k, where a random ranking gets about 0.16), it recovers part of manifold
-    0.56, clusters 0.48, modules 0.43, shift 0.42; it fails on imbalanced 0.25, xor 0.13
-    (within 0.1 of chance). It needs many informative features: at 10-50 % it finds
-    0.75-0.98 of them on clusters, modules and manifold, at 0.5-2 % at most 0.38. Larger
-    leaves help there, ``min_samples_leaf=0.05`` raising its mean from 0.48 to 0.51 (at 200
-    x 1,000 on clusters with 2 % informative, 0.10 to 0.25), but on the ensemble paper's
-    protocol (3 smallest data sets, 5 folds) they raised the MSE at 16 features on Yale by
-    4.8 %, so the default stays 1 (``benchmarks/results/atlas_defaults.md``). See
-    :doc:`/guide/which-ranker` for the tables and heat maps.
+    features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted features in
+    its top k, against a random ranking's), it recovers part of manifold, clusters, modules,
+    shift; it fails on imbalanced, xor (within 0.1 of chance). It needs many informative
+    features: it finds most of them on clusters, modules and manifold when 10-50 % are
+    informative, few when 0.5-2 % are. Larger leaves (``min_samples_leaf=0.05``) help there, but
+    on the ensemble paper's protocol (3 smallest data sets, 5 folds) they raised the MSE at 16
+    features on Yale, so the default stays 1 (the measurements:
+    ``benchmarks/results/atlas_defaults.md``). The shares are in
+    ``benchmarks/results/atlas_grid/summary.md``; :doc:`/guide/which-ranker` has the tables and
+    heat maps.
 
     References
     ----------
@@ -506,16 +506,16 @@ class RFScoreRanker(_TreeEnsembleRanker):
     Notes
     -----
     **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
-    features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted features
-    in its top k, where a random ranking gets about 0.16), it recovers part of manifold
-    0.52, clusters 0.52, modules 0.45, shift 0.43, imbalanced 0.27; it fails on xor 0.19
-    (within 0.1 of chance). It needs many informative features: at 10-50 % it finds
-    0.80-1.00 of them on clusters, modules and manifold, at 0.5-2 % at most 0.25. Larger
-    leaves help there, ``min_samples_leaf=0.05`` raising its mean from 0.48 to 0.55 (at 200
-    x 1,000, 0.57 to 0.61), but on the ensemble paper's protocol (3 smallest data sets, 5
-    folds) they raised the MSE at 16 features on Yale by 9.1 %, so the default stays 1
-    (``benchmarks/results/atlas_defaults.md``). See :doc:`/guide/which-ranker` for the
-    tables and heat maps.
+    features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted features in
+    its top k, against a random ranking's), it recovers part of manifold, clusters, modules,
+    shift, imbalanced; it fails on xor (within 0.1 of chance). It needs many informative
+    features: it finds most of them on clusters, modules and manifold when 10-50 % are
+    informative, few when 0.5-2 % are. Larger leaves (``min_samples_leaf=0.05``) help there, but
+    on the ensemble paper's protocol (3 smallest data sets, 5 folds) they raised the MSE at 16
+    features on Yale, so the default stays 1 (the measurements:
+    ``benchmarks/results/atlas_defaults.md``). The shares are in
+    ``benchmarks/results/atlas_grid/summary.md``; :doc:`/guide/which-ranker` has the tables and
+    heat maps.
 
     References
     ----------

@@ -169,12 +169,12 @@ class FRANeRanker(BaseRanker):
     would not fit is refused at once rather than after the similarities (only a graph
     whose edges alone outgrow that room needs more; each gathering is checked again).
 
-    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
-    and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
-    features in its top k, where a random ranking gets about 0.16), it recovers part of
-    manifold 0.71, shift 0.62, clusters 0.60, modules 0.52, imbalanced 0.48; it fails on xor
-    0.16 (within 0.1 of chance). See :doc:`/guide/which-ranker` for the tables and heat
-    maps.
+    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200 and
+    2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
+    features in its top k, against a random ranking's), it recovers part of manifold, shift,
+    clusters, modules, imbalanced; it fails on xor (within 0.1 of chance). The shares are in
+    ``benchmarks/results/atlas_grid/summary.md``; :doc:`/guide/which-ranker` has the tables and
+    heat maps.
 
     **Scale.** Time and memory grow faster than the features (measured at 200 samples
     from 500 to 20,000 features: time ~ n^1.8, memory ~ n^1.3; 14 CPU s and 2.2 GB at

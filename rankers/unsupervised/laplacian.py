@@ -111,12 +111,12 @@ class LaplacianRanker(BaseRanker):
     ``knn_components`` explicitly to choose (``knn_components=n_features`` keeps every
     component: the exact distances, at the exact search's cost).
 
-    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
-    and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
-    features in its top k, where a random ranking gets about 0.16), it recovers manifold
-    0.77; it recovers part of clusters 0.68, modules 0.64, shift 0.62, imbalanced 0.41; it
-    fails on xor 0.19 (within 0.1 of chance). See :doc:`/guide/which-ranker` for the tables
-    and heat maps.
+    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200 and
+    2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
+    features in its top k, against a random ranking's), it recovers manifold; it recovers part
+    of clusters, modules, shift, imbalanced; it fails on xor (within 0.1 of chance). The shares
+    are in ``benchmarks/results/atlas_grid/summary.md``; :doc:`/guide/which-ranker` has the
+    tables and heat maps.
 
     References
     ----------

@@ -172,12 +172,12 @@ class MCFSRanker(BaseRanker):
     each gets the coefficient of the first of its group and they tie, lower index first
     (:func:`rankers.ties.duplicate_columns`).
 
-    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
-    and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
-    features in its top k, where a random ranking gets about 0.16), it recovers part of
-    modules 0.33; it fails on manifold 0.24, clusters 0.23, shift 0.22, imbalanced 0.18, xor
-    0.15 (within 0.1 of chance). See :doc:`/guide/which-ranker` for the tables and heat
-    maps.
+    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200 and
+    2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
+    features in its top k, against a random ranking's), it recovers part of modules; it fails on
+    manifold, clusters, shift, imbalanced, xor (within 0.1 of chance). The shares are in
+    ``benchmarks/results/atlas_grid/summary.md``; :doc:`/guide/which-ranker` has the tables and
+    heat maps.
 
     References
     ----------

@@ -128,12 +128,12 @@ class NDFSRanker(BaseRanker):
     when an objective without the square on the orthogonality term changes by less
     than 1e-3 in absolute terms.
 
-    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
-    and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
-    features in its top k, where a random ranking gets about 0.16), it recovers part of
-    shift 0.36, clusters 0.33; it fails on imbalanced 0.21, manifold 0.19, xor 0.17, modules
-    0.16 (within 0.1 of chance). See :doc:`/guide/which-ranker` for the tables and heat
-    maps.
+    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200 and
+    2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
+    features in its top k, against a random ranking's), it recovers part of shift, clusters; it
+    fails on imbalanced, manifold, xor, modules (within 0.1 of chance). The shares are in
+    ``benchmarks/results/atlas_grid/summary.md``; :doc:`/guide/which-ranker` has the tables and
+    heat maps.
 
     References
     ----------

@@ -110,12 +110,12 @@ class SPECRanker(BaseRanker):
     styles (its sentinels for zero features, 1000 and -1000, follow the paper's
     direction). This ranker follows the paper.
 
-    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
-    and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
-    features in its top k, where a random ranking gets about 0.16), it recovers manifold
-    0.85, clusters 0.79, shift 0.77; it recovers part of modules 0.69, imbalanced 0.60; it
-    fails on xor 0.15 (within 0.1 of chance). See :doc:`/guide/which-ranker` for the tables
-    and heat maps.
+    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200 and
+    2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
+    features in its top k, against a random ranking's), it recovers manifold, clusters, shift;
+    it recovers part of modules, imbalanced; it fails on xor (within 0.1 of chance). The shares
+    are in ``benchmarks/results/atlas_grid/summary.md``; :doc:`/guide/which-ranker` has the
+    tables and heat maps.
 
     References
     ----------

@@ -109,25 +109,21 @@ class UReliefRanker(BaseRanker):
     to any distance, and counting them would rescale ``d_X`` and so change the other
     features' scores merely because a constant column is present.
 
-    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
-    and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
-    features in its top k, where a random ranking gets about 0.16), it recovers part of
-    modules 0.47, imbalanced 0.36; it fails on clusters 0.25, xor 0.22, manifold 0.20, shift
-    0.18 (within 0.1 of chance). The failures are the neighbourhood scale of the paragraph
-    above: with 200 rows in four clusters of about 50, K = 30 neighbours lie inside one
-    cluster. ``n_neighbors=100`` recovers them (mean over clusters, modules, manifold and
-    shift at 200 features 0.26 to 0.51; clusters with 50 % informative 0.24 to 1.00), but
-    on the ensemble paper's protocol (3 smallest data sets, 5 folds) it raised the MSE at
-    16 features on Yale by 3.0 % and on colon by 0.7 %, so the default stays the paper's
-    30 (``benchmarks/results/atlas_defaults.md``): on data with a few large groups, set K
-    above the group size. A fixed K fails again once the groups outgrow it: at 60, 200 and
-    800 samples (1,000 features; clusters, manifold, modules; 2 and 10 % informative; chance
-    0.06) K = 30 recovers 0.48, 0.19, 0.27 and K = 100 0.58, 0.67, 0.42, while a fraction
-    of the rows, ``n_neighbors=0.5``, recovers 0.48, 0.67, 0.91 (``n_neighbors=0.25``, one
-    cluster's size there: 0.24, 0.43, 0.77). On the paper's protocol ``n_neighbors=0.5``
-    raised the MSE at 16 features on all three data sets (colon +0.4 %, Yale +10.8 %,
-    GLIOMA +1.0 %), so it is an option for data with a few large groups of rows, not the
-    default. See :doc:`/guide/which-ranker` for the tables and heat maps.
+    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200 and
+    2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
+    features in its top k, against a random ranking's), it recovers part of modules, imbalanced;
+    it fails on clusters, xor, manifold, shift (within 0.1 of chance). The failures are the
+    neighbourhood scale of the paragraph above: with 200 rows in four clusters of about 50, K =
+    30 neighbours lie inside one cluster. ``n_neighbors=100`` recovers them, but on the ensemble
+    paper's protocol (3 smallest data sets, 5 folds) it raised the MSE at 16 features on Yale
+    and colon, so the default stays the paper's 30: on data with a few large groups, set K above
+    the group size. A fixed K fails again once the groups outgrow it (at 60, 200 and 800
+    samples), while a fraction of the rows, ``n_neighbors=0.5``, keeps recovering them; on the
+    paper's protocol it raised the MSE at 16 features on all three data sets, so it is an option
+    for data with a few large groups of rows, not the default (the measurements:
+    ``benchmarks/results/atlas_defaults.md``). The shares are in
+    ``benchmarks/results/atlas_grid/summary.md``; :doc:`/guide/which-ranker` has the tables and
+    heat maps.
 
     References
     ----------

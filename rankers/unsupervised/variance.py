@@ -132,11 +132,12 @@ class VarianceRanker(BaseRanker):
 
     Notes
     -----
-    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200
-    and 2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
-    features in its top k, where a random ranking gets about 0.16), it fails on xor 0.18,
-    shift 0.16, clusters 0.16, imbalanced 0.16, manifold 0.15, modules 0.15 (within 0.1 of
-    chance). See :doc:`/guide/which-ranker` for the tables and heat maps.
+    **Where it works.** On the planted-structure atlas (every structure; 200 samples, 200 and
+    2,000 features, 0.5-50 % of them informative, 2 seeds; the mean share of the planted
+    features in its top k, against a random ranking's), it fails on xor, shift, clusters,
+    imbalanced, manifold, modules (within 0.1 of chance). The shares are in
+    ``benchmarks/results/atlas_grid/summary.md``; :doc:`/guide/which-ranker` has the tables and
+    heat maps.
 
     Examples
     --------
