@@ -97,10 +97,9 @@ class StackedRanker(BaseRanker):
     n_members : int or "auto", default="auto"
         How many of the best-scoring members are combined; ``"auto"``: those within
         ``margin`` of the best inner score (:func:`choose_members`), at most 5 (the
-        leaderboards' ``stacked_auto``: second on the supervised board and third on the
-        unsupervised one, neither significantly different from the best single ranker, and
-        the one that finds XOR pairs on the atlas, where a fixed 3 averages relieff with
-        members at chance).
+        leaderboards' ``stacked_auto``: its places are in ``leaderboard/supervised.csv`` and
+        ``leaderboard/unsupervised.csv``; on the atlas it finds the XOR pairs, where a fixed 3
+        averages relieff with members at chance, ``benchmarks/results/atlas_v3_200/atlas.csv``).
     margin : float, default=0.02
         For ``n_members="auto"``: how far from the best inner score a member may be
         (balanced accuracy points for classification; a relative share of the error for
