@@ -21,7 +21,19 @@ A block's reference is ``PATH#SELECTOR[:FORMAT]``, PATH relative to the reposito
 * in a JSON file, the keys down to the value, ``/``-separated (an integer picks a list item;
   ``min(*)`` or ``max(K1,K2,...)`` the smallest or largest of the rest of the path over
   those children);
-* ``SELECTOR~SELECTOR``: the first value minus the second (a margin), from the same file.
+* ``SELECTOR~SELECTOR``: the first value minus the second (a margin), from the same file;
+* in a Markdown file (a results page), the same selectors as a CSV's on the first of its
+  tables that answers them; ``@N`` names a table's N-th column (1 = the first), for a header
+  with spaces.
+
+A whole table is a block too, for a summary that groups rows with equal values::
+
+    <!-- table benchmarks/results/width/bench_width.md#COLUMN=Label;COLUMN=Label -->
+    (the rendered Markdown table)
+    <!-- /table -->
+
+its rows are the source table's, those with the same values in every named column joined in
+one row (their first column listed in backticks, in the source's order).
 
 FORMAT is a Python format spec (``.2f``, ``.2g``, ``d``) or ``th`` for an ordinal
 (``20th``); without one the value is written as it is (names, counts).
@@ -47,6 +59,8 @@ DOCUMENTS = ("README.md", "docs/*.md", "docs/guide/*.md", "leaderboard/README.md
 #: one marked figure: its reference and the text between the markers (never a newline, never
 #: another marker)
 BLOCK = re.compile(r"<!-- figure (?P<ref>[^\s>]+) -->(?P<text>[^<\n]*)<!-- /figure -->")
+#: one marked table: its reference (a file and its columns, which may hold spaces) and body
+TABLE = re.compile(r"<!-- table (?P<ref>[^\n>]+?) -->\n(?P<text>.*?)<!-- /table -->", re.S)
 
 
 class FigureError(ValueError):
@@ -66,6 +80,8 @@ def _csv_value(table: pd.DataFrame, selector: str, *, ref: str):
         if column not in table.index:
             raise FigureError(f"{ref}: no row {column!r} (rows: {', '.join(table.index)})")
         return list(table.index).index(column) + 1
+    if re.fullmatch(r"@\d+", column) and 2 <= int(column[1:]) <= len(table.columns) + 1:
+        column = table.columns[int(column[1:]) - 2]  # @1 is the first column, the index
     if column not in table.columns:
         raise FigureError(f"{ref}: no column {column!r} (columns: {', '.join(table.columns)})")
     mean = re.fullmatch(r"mean\((.+)\)", head)
@@ -87,6 +103,36 @@ def _csv_value(table: pd.DataFrame, selector: str, *, ref: str):
         raise FigureError(f"{ref}: no row {missing[0]!r} in the table's first column")
     cells = table.loc[rows, column]
     return (cells.min() if many.group(1) == "min" else cells.max()) if many else cells.iloc[0]
+
+
+def markdown_tables(text: str) -> list[pd.DataFrame]:
+    """The pipe tables of a Markdown text, each indexed by its first column (backticks
+    stripped), numbers as numbers."""
+    tables, rows = [], []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            rows.append([c.strip().strip("`").strip() for c in line.strip().strip("|").split("|")])
+            continue
+        if len(rows) > 2 and set("".join(rows[1])) <= set("-: "):
+            frame = pd.DataFrame(rows[2:], columns=rows[0])
+            frame = frame.set_index(rows[0][0])
+            for name in frame.columns:
+                numbers = pd.to_numeric(frame[name].str.replace(",", ""), errors="coerce")
+                if numbers.notna().all():
+                    frame[name] = numbers
+            tables.append(frame)
+        rows = []
+    return tables
+
+
+def _markdown_value(tables: list[pd.DataFrame], selector: str, *, ref: str):
+    why = None
+    for table in tables:
+        try:
+            return _csv_value(table, selector, ref=ref)
+        except FigureError as error:
+            why = why or error
+    raise why or FigureError(f"{ref}: the file holds no table")
 
 
 def _json_value(data, selector: str, *, ref: str):
@@ -120,8 +166,10 @@ def value(ref: str, root: Path = ROOT) -> str:
         table = pd.read_csv(file, index_col=0)
         table.index = table.index.astype(str)
         read = partial(_csv_value, table, ref=ref)
+    elif file.suffix == ".md":
+        read = partial(_markdown_value, markdown_tables(file.read_text(encoding="utf-8")), ref=ref)
     else:
-        raise FigureError(f"{ref}: a table is a .csv or .json file")
+        raise FigureError(f"{ref}: a table is a .csv, .json or .md file")
     first, minus, second = selector.partition("~")
     found = read(first) - read(second) if minus else read(first)
     if hasattr(found, "item"):  # a numpy scalar
@@ -131,8 +179,40 @@ def value(ref: str, root: Path = ROOT) -> str:
     return format(found, spec) if spec else str(found)
 
 
+def table(ref: str, root: Path = ROOT) -> str:
+    """The Markdown table a table reference ``PATH#COLUMN=Label;...`` renders to."""
+    path, hash_, rest = ref.partition("#")
+    file = root / path
+    if not hash_ or not rest:
+        raise FigureError(f"{ref}: a table reference is PATH#COLUMN=Label;COLUMN=Label")
+    if not file.is_file():
+        raise FigureError(f"{ref}: no table {path}")
+    wanted = dict(part.partition("=")[::2] for part in rest.split(";"))
+    if file.suffix == ".md":
+        tables = markdown_tables(file.read_text(encoding="utf-8"))
+    else:
+        tables = [pd.read_csv(file, index_col=0)]
+    source = next((t for t in tables if set(wanted) <= set(t.columns)), None)
+    if source is None:
+        raise FigureError(f"{ref}: no table in {path} has the columns {', '.join(wanted)}")
+    groups: dict[tuple, list[str]] = {}
+    for name, row in source[list(wanted)].astype(str).iterrows():
+        groups.setdefault(tuple(row), []).append(f"`{name}`")
+    lines = [
+        "| "
+        + " | ".join([source.index.name or "", *(label or c for c, label in wanted.items())])
+        + " |",
+        "|" + "---|" * (len(wanted) + 1),
+    ]
+    lines += [f"| {', '.join(names)} | " + " | ".join(key) + " |" for key, names in groups.items()]
+    return "\n".join(lines) + "\n"
+
+
 def render(text: str, root: Path = ROOT) -> str:
-    """``text`` with every marked figure rewritten from its table."""
+    """``text`` with every marked figure and table rewritten from its source."""
+    text = TABLE.sub(
+        lambda m: f"<!-- table {m['ref']} -->\n{table(m['ref'], root)}<!-- /table -->", text
+    )
     return BLOCK.sub(
         lambda m: f"<!-- figure {m['ref']} -->{value(m['ref'], root)}<!-- /figure -->", text
     )
@@ -148,16 +228,19 @@ def disagreements(paths: Iterable[Path], root: Path = ROOT) -> list[str]:
     found = []
     for path in paths:
         text = path.read_text(encoding="utf-8")
-        for m in BLOCK.finditer(text):
+        marked = [(m, value) for m in BLOCK.finditer(text)]
+        marked += [(m, table) for m in TABLE.finditer(text)]
+        for m, render_one in sorted(marked, key=lambda pair: pair[0].start()):
             line = text.count("\n", 0, m.start()) + 1
             where = f"{path.relative_to(root).as_posix()}:{line}"
             try:
-                want = value(m["ref"], root)
+                want = render_one(m["ref"], root)
             except FigureError as why:
                 found.append(f"{where}: {why}")
                 continue
             if m["text"] != want:
-                found.append(f"{where}: {m['ref']} says {m['text']!r}, the table {want!r}")
+                shown = (m["text"], want) if render_one is value else ("its body", "another")
+                found.append(f"{where}: {m['ref']} says {shown[0]!r}, the table {shown[1]!r}")
     return found
 
 

@@ -144,3 +144,36 @@ def test_the_config_check_catches_the_old_drift(tmp_path):
     (tmp_path / "old.toml").write_text(old, encoding="utf-8")
     with pytest.raises(AssertionError):
         test_the_example_configs_cite_the_boards_instead_of_quoting_them(tmp_path / "old.toml")
+
+
+def test_a_results_page_table_is_read_by_row_and_column(figures):
+    page = "benchmarks/results/width/bench_width.md#"
+    assert figures.value(page + "frane/features@200_1min_4GB") == "~33,000"
+    assert figures.value(page + "frane/@2:.2f") == "1.79"  # time~features: a '~' in the name
+    tables = figures.markdown_tables("| a | b |\n|---|---|\n| `x` | 1,500 |\n| y | z |\n\ntext")
+    assert len(tables) == 1 and tables[0].loc["x", "b"] == "1,500"  # a column with text stays
+    only = figures.markdown_tables("| a | b |\n|---|---|\n| `x` | 1,500 |\n")[0]
+    assert only.loc["x", "b"] == 1500
+
+
+def test_a_table_block_groups_equal_rows_and_fails_when_its_source_moves(figures, tmp_path):
+    (tmp_path / "r.md").write_text(
+        "| ranker | wide | tall |\n|---|---|---|\n| a | >9 | 5 |\n| b | ~3 | 5 |\n| c | >9 | 5 |\n",
+        encoding="utf-8",
+    )
+    doc = tmp_path / "README.md"
+    doc.write_text("<!-- table r.md#wide=Wide (200);tall=Tall -->\n<!-- /table -->\n", "utf-8")
+    assert figures.disagreements([doc], tmp_path) == [
+        "README.md:1: r.md#wide=Wide (200);tall=Tall says 'its body', the table 'another'"
+    ]
+    figures.main(["--root", str(tmp_path)])
+    assert doc.read_text(encoding="utf-8") == (
+        "<!-- table r.md#wide=Wide (200);tall=Tall -->\n| ranker | Wide (200) | Tall |\n"
+        "|---|---|---|\n| `a`, `c` | >9 | 5 |\n| `b` | ~3 | 5 |\n<!-- /table -->\n"
+    )
+    assert figures.disagreements([doc], tmp_path) == []
+    (tmp_path / "r.md").write_text(
+        "| ranker | wide | tall |\n|---|---|---|\n| a | >9 | 5 |\n| b | >9 | 5 |\n| c | >9 | 5 |\n",
+        encoding="utf-8",
+    )
+    assert len(figures.disagreements([doc], tmp_path)) == 1
