@@ -159,8 +159,8 @@ class FRANeRanker(BaseRanker):
     scored take 21 bytes each; once the best RQH so far rules out the denser graphs,
     the pairs no graph still to be scored holds are dropped, so on correlated data, whose
     dense graphs must be scored (tens of millions of edges), those edges replace the
-    pairs instead of adding to them: at 200 x 20,000 the fit's peak is 1.9-2.0 GB on
-    independent features and on features driven by 5 latent factors alike
+    pairs instead of adding to them: at 200 x 20,000 the fit's peak is about the same on
+    independent features and on features driven by 5 latent factors
     (``benchmarks/results/frane_memory.md``). The ranker estimates the peak first and
     raises :class:`~rankers.exceptions.NotEnoughMemoryError` when the machine lacks it
     (see :func:`rankers.memory.check_memory`) before computing anything: that first
@@ -177,10 +177,9 @@ class FRANeRanker(BaseRanker):
     heat maps.
 
     **Scale.** Time and memory grow faster than the features (measured at 200 samples
-    from 500 to 20,000 features: time ~ n^1.8, memory ~ n^1.3; 14 CPU s and 2.2 GB at
-    20,000 on independent features, ``benchmarks/results/width/bench_width.md``; on
-    correlated features more graphs are scored: 21-33 CPU s, 2.1-2.2 GB,
-    ``benchmarks/results/frane_memory.md``) because the method requires it:
+    from 500 to 20,000 features: the exponents and the cells are frane's rows of
+    ``benchmarks/results/width/bench_width.md``; on correlated features more graphs are
+    scored, ``benchmarks/results/frane_memory.md``) because the method requires it:
     its graphs are over all n(n - 1)/2 feature pairs, whose dissimilarities are computed
     and sorted once. The samples enter only the correlations (linear). Bounded by the
     memory estimate above, which refuses a width the machine cannot hold, and by
