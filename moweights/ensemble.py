@@ -234,7 +234,7 @@ class StackedRanker(BaseRanker):
                     "lower cv or rank with a single ranker"
                 )
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         from sklearn.base import clone
         from sklearn.model_selection import KFold, StratifiedKFold
 

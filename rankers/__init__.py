@@ -16,6 +16,7 @@ from rankers._lazy import attach
 #: submodule -> the public names it defines: the package's one list of its names
 _EXPORTS = {
     "base": ("BaseRanker",),
+    "context": ("FitContext", "Scores"),
     "exceptions": (
         "ConfigError",
         "FeatureMismatchError",

@@ -15,6 +15,8 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from rankers._param_validation import Interval, SklearnInvalidParameterError, StrOptions
+from rankers.columns import column_extremes
+from rankers.context import FitContext, Scores
 from rankers.exceptions import (
     ConstantFeatureWarning,
     InvalidInputError,
@@ -39,8 +41,6 @@ __all__ = ["BaseRanker"]
 # largest absolute values accepted for a ranker whose results depend on the scale of X:
 # their squares stay within float64's normal range with room for sums of 1e20 of them
 _SAFE_MAGNITUDE = (1e-140, 1e140)
-#: bytes of rows per block of the columns' extremes (and sums): in cache for each reduction
-_EXTREMES_BLOCK = 1 << 21
 
 
 class BaseRanker(SelectorMixin, BaseEstimator):
@@ -49,8 +49,9 @@ class BaseRanker(SelectorMixin, BaseEstimator):
     Subclasses implement :meth:`_score` and list their parameters in ``__init__``
     (which only stores them, as in scikit-learn). :meth:`fit` validates the input once,
     sets constant features aside (they get the lowest score and a
-    :class:`~rankers.exceptions.ConstantFeatureWarning`), calls :meth:`_score` on the
-    informative features and derives the ranking.
+    :class:`~rankers.exceptions.ConstantFeatureWarning`), calls
+    ``_score(X, y, context)`` on the informative features, with what it computed on the
+    way in ``context`` (a :class:`~rankers.context.FitContext`), and derives the ranking.
 
     Parameters
     ----------
@@ -139,10 +140,6 @@ class BaseRanker(SelectorMixin, BaseEstimator):
     #: and returns scores in the units of the caller's X: :meth:`fit` then skips its own
     #: global rescaling, a copy of X
     _rescales_columns: ClassVar[bool] = False
-    #: fit also sums every column and its squares in its pass over X (``_column_s1``,
-    #: ``_column_s2``, dense X only, before any rescaling), for a ranker that needs them
-    _column_sums: ClassVar[bool] = False
-
     #: parameters that make a fit quick on tiny data; the shared contract tests (which
     #: fit every registered ranker dozens of times) apply them, users never see them
     _contract_test_params: ClassVar[dict] = {}
@@ -188,31 +185,27 @@ class BaseRanker(SelectorMixin, BaseEstimator):
             warn_few_samples(Xc.shape[0], stacklevel=3)
         # every column's extremes, once: the constant columns, the scale and the checks
         # of _check_input (e.g. negative values) all read them
-        if self._column_sums:
-            lo, hi, self._column_s1, self._column_s2 = _column_extremes(Xc, sums=True)
-        else:
-            lo, hi = self._column_pass(Xc, yc)
-        self._column_lo, self._column_hi = lo, hi
+        lo, hi, column_pass = self._column_pass(Xc, yc)
         if not (np.isfinite(lo).all() and np.isfinite(hi).all()):  # NaN and inf reach them
             check_finite(Xc, X, names)
-        self._check_input(Xc)
+        self._check_input(Xc, lo, hi)
         units = self._score_units()
         top = np.negative(lo)  # max(|lo|, |hi|) for lo <= hi, without temporaries
         np.maximum(top, hi, out=top)
         if self._rescales_columns:
-            self._scale_shift = 0  # _score is exact at any scale: no copy of X
+            shift = 0  # _score is exact at any scale: no copy of X
         else:
-            Xc, self._scale_shift = _rescale(
+            Xc, shift = _rescale(
                 Xc, units is not None, type(self).__name__, float(top.max(initial=0.0))
             )
         # a range within the tie tolerance of the column's largest absolute value: a
         # constant written out by a computation may differ in its last bits from row to row
         # (rankers.ties); a power-of-two rescale leaves the test unchanged
         constant = np.asarray(hi - lo <= TIE_RTOL * top)
-        del self._column_lo, self._column_hi, lo, hi  # fit's scratch: read by _check_input
+        del lo, hi
         # a column over 1e308 times smaller than X's largest value leaves float64's normal
         # range in the common rescale: its values would be zeros and rounding; say so
-        lost = ~constant & (np.ldexp(top, -self._scale_shift) < np.finfo(np.float64).tiny)
+        lost = ~constant & (np.ldexp(top, -shift) < np.finfo(np.float64).tiny)
         if lost.any():
             labels = self._feature_labels()[lost]
             shown = ", ".join(map(str, labels[:10])) + (" ..." if len(labels) > 10 else "")
@@ -233,17 +226,24 @@ class BaseRanker(SelectorMixin, BaseEstimator):
             )
         scores = np.full(n, float(self._constant_score))
         informative = ~constant
+        hint = None
         if informative.any():
             Xi = Xc[:, informative] if constant.any() else Xc
             # the largest absolute value of every column _score sees (rankers that rescale
             # their columns themselves read it instead of another pass over X)
-            if constant.any() or self._scale_shift:
-                top = np.ldexp(top[informative], -self._scale_shift)
-            self._column_top, top = top, None
+            if constant.any() or shift:
+                top = np.ldexp(top[informative], -shift)
+            top.flags.writeable = informative.flags.writeable = False
+            context = FitContext(
+                top=top, scale_shift=shift, informative=informative, column_pass=column_pass
+            )
+            del top, column_pass  # the context holds them for _score, and only it
             step = f"{type(self).__name__}.fit on {Xi.shape[0]} samples x {Xi.shape[1]} features"
             with memory_errors(step):  # numpy's bare MemoryError named as our step's
-                raw = self._score(Xi, yc)
-            s = self._to_data_units(raw, units, "scores")
+                raw = self._score(Xi, yc, context)
+            if isinstance(raw, Scores):
+                raw, hint = raw
+            s = context.to_data_units(raw, units, f"{type(self).__name__}'s scores")
             if s.shape != (int(informative.sum()),) or not np.isfinite(s).all():
                 raise MoweightsError(
                     f"{type(self).__name__}._score returned invalid scores (shape {s.shape}, "
@@ -252,17 +252,12 @@ class BaseRanker(SelectorMixin, BaseEstimator):
             scores[informative] = s
             if constant.any():
                 scores[constant] = min(float(self._constant_score), float(s.min()))
-            del raw, s, self._column_top
-        # the sums are fit's scratch too: a fitted ranker keeps no per-column copies of them
-        self.__dict__.pop("_column_s1", None)
-        self.__dict__.pop("_column_s2", None)
-        self.__dict__.pop("_column_stats", None)
-        # the order _score may have sorted its scores in (tie_groups checks it, then skips
-        # its own sort); it is the scores' order only when no feature was set aside
-        hint = self.__dict__.pop("_score_order", None)
+            del raw, s, context  # a fitted ranker keeps no per-column scratch of fit's
         self.scores_ = scores
         # near-equal scores are tied for the order only (rankers.ties), so the order is
         # the same on every machine; then informative before constant; then lower index
+        # the order _score may have sorted its scores in (tie_groups checks it, then skips
+        # its own sort); it is the scores' order only when no feature was set aside
         order, group = tie_groups(scores, order=None if constant.any() else hint)
         if constant.any():  # informative before constant inside a group (a stable sort)
             order = order[np.argsort(2 * group + constant[order], kind="stable")]
@@ -273,31 +268,40 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         return self
 
     @abstractmethod
-    def _score(self, X, y) -> np.ndarray:
+    def _score(self, X, y, context: FitContext) -> np.ndarray | Scores:
         """Return one score per column of ``X`` (higher = more relevant).
 
         ``X`` holds only the non-constant features, is float64 and read-only; ``y`` is
         None for unsupervised rankers, class codes 0..C-1 for classification and floats
-        for regression (see ``task_`` when ``target_kind == "both"``).
+        for regression (see ``task_`` when ``target_kind == "both"``). ``context`` is what
+        :meth:`fit` computed on the way (:class:`~rankers.context.FitContext`: the
+        columns' largest absolute values, the common rescale and its conversion back,
+        what :meth:`_column_pass` took); a ranker that needs none of it ignores it. Return
+        :class:`~rankers.context.Scores` instead to hand fit the order the scores were
+        already sorted in.
         """
 
-    def _column_pass(self, X, y) -> tuple[np.ndarray, np.ndarray]:
+    def _column_pass(self, X, y) -> tuple[np.ndarray, np.ndarray, object]:
         """Hook: every column's smallest and largest value (a sparse matrix's zeros
-        included), from fit's one pass over the validated ``X`` (all columns).
+        included), from fit's one pass over the validated ``X`` (all columns), and what
+        else the ranker took in that pass.
 
         A ranker whose statistics need a pass over ``X`` of their own may take them in
-        the same pass (one read of ``X``, not two) and keep them in ``_column_stats`` for
-        :meth:`_score` (``constant_features_`` says which columns it will see); fit
-        drops that attribute after scoring. ``y`` is the checked target (None for
-        unsupervised rankers). The default computes the extremes alone.
+        the same pass (one read of ``X``, not two) and return them third: :meth:`_score`
+        receives them as ``context.column_pass`` (``context.informative`` says which
+        columns it sees). ``y`` is the checked target (None for unsupervised rankers).
+        The default computes the extremes alone, and None.
         """
-        return _column_extremes(X)
+        lo, hi = column_extremes(X)
+        return lo, hi, None
 
-    def _check_input(self, X) -> None:
+    def _check_input(self, X, lo: np.ndarray, hi: np.ndarray) -> None:
         """Hook: ranker-specific checks of the whole validated ``X`` (all columns).
 
-        Runs before constant features are set aside, so an error can name any column
-        (see :meth:`_feature_labels`). The default accepts everything.
+        ``lo`` and ``hi`` are every column's smallest and largest value (from
+        :meth:`_column_pass`), e.g. for a ranker that refuses negative values. Runs before
+        constant features are set aside, so an error can name any column (see
+        :meth:`_feature_labels`). The default accepts everything.
         """
 
     def _score_units(self) -> int | None:
@@ -310,41 +314,6 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         units of ``X``). Rankers whose answer depends on their parameters override it.
         """
         return 0 if self.scale_invariant else None
-
-    def _to_data_units(self, values, power: int | None, what: str | None = None) -> np.ndarray:
-        """``values`` computed on the internally rescaled ``X`` (see :meth:`fit`), in the
-        units of the caller's ``X`` to the power ``power`` (nothing to do for 0 or None).
-
-        ``fit`` converts the scores; ``_score`` converts its other attributes that carry
-        units (a kernel width, power 2; regression coefficients, power -1) with
-        ``what=None``: those follow IEEE arithmetic (inf beyond float64's range, 0 or a
-        subnormal below it) rather than refuse a ranking whose scores are fine.
-
-        Raises
-        ------
-        InvalidInputError
-            When ``what`` names the values and one of them is not representable in
-            float64 at the caller's scale.
-        """
-        values = np.asarray(values, dtype=np.float64)
-        if not power or not self._scale_shift:
-            return values
-        with np.errstate(over="ignore", under="ignore"):  # checked below when it matters
-            out = np.ldexp(values, power * self._scale_shift)
-        if what is None:
-            return out
-        # only finite values can be lost here; anything else is the ranker's own doing
-        given = np.isfinite(values) & (values != 0)
-        lost = given & (~np.isfinite(out) | (np.abs(out) < np.finfo(np.float64).tiny))
-        if lost.any():
-            top = np.ldexp(1.0, self._scale_shift)
-            raise InvalidInputError(
-                f"{type(self).__name__}'s {what} are in units of X**{power}: at the scale of "
-                f"this X (largest absolute value about {top:.0e}) they are not representable "
-                "in float64 (about 1e-308 to 1e308). Rescale X first (e.g. multiply it by a "
-                "constant, or standardise it)"
-            )
-        return out
 
     def _to_all_features(self, values, fill: float) -> np.ndarray:
         """Spread per-informative-feature ``values`` (as ``_score`` sees them) to all features.
@@ -505,70 +474,3 @@ def _rescale(X, invariant: bool, name: str, top: float):
     out = scale_by_power_of_two(X, -shift)
     out.flags.writeable = False  # as check_X hands it over
     return out, shift
-
-
-def _column_extremes(X, sums: bool = False):
-    """Every column's smallest and largest value (a sparse matrix's zeros included), and
-    with ``sums`` its sum and sum of squares (dense ``X`` only; None otherwise).
-
-    Reductions along the rows' contiguous memory (faster than on blocks of columns, whose
-    rows are strided), over blocks of whole rows of about 2 MB: each reduction after the
-    first reads a block the first has just brought into cache, so ``X`` comes from memory
-    once, not two or four times.
-    """
-    if sp.issparse(X):
-        lo, hi = _sparse_extremes(X)
-        return (lo, hi, None, None) if sums else (lo, hi)
-    step = max(1, _EXTREMES_BLOCK // (8 * max(X.shape[1], 1)))
-    lo = hi = s1 = s2 = None
-    for i in range(0, X.shape[0], step):
-        block = X[i : i + step]
-        if lo is None:
-            lo, hi = block.min(axis=0), block.max(axis=0)
-            if sums:
-                s1, s2 = np.ones(len(block)) @ block, np.einsum("ij,ij->j", block, block)
-            continue
-        np.minimum(lo, block.min(axis=0), out=lo)  # NaN propagates, as in X.min(axis=0)
-        np.maximum(hi, block.max(axis=0), out=hi)
-        if sums:
-            s1 += np.ones(len(block)) @ block
-            s2 += np.einsum("ij,ij->j", block, block)
-    return (lo, hi, s1, s2) if sums else (lo, hi)
-
-
-def _sparse_extremes(X) -> tuple[np.ndarray, np.ndarray]:
-    """Every column's smallest and largest value of a sparse matrix, its zeros included:
-    the numbers of ``X.min(axis=0)`` and ``X.max(axis=0)``, read along the stored values
-    of CSR ``X`` as they lie (scipy converts CSR to CSC for each of the two, a copy of
-    ``X`` and two passes over it). When no stored value is below 0 (counts), a column
-    with a zero has 0 for its smallest value and only the columns without one are read
-    for it (likewise above 0). A NaN propagates, as there."""
-    X = X.tocsr()  # fit's X is CSR already: no copy
-    if not X.has_canonical_format:  # duplicates are summed first, as scipy does
-        X = X.copy()
-        X.sum_duplicates()
-    m, n = X.shape
-    data, cols = X.data, X.indices
-    # a column with fewer stored values than rows holds zeros too (counted in blocks:
-    # bincount copies int32 indices to intp, which for all of them is a copy of X's size)
-    stored = np.zeros(n, dtype=np.int64)
-    for a in range(0, cols.size, 1 << 20):
-        stored += np.bincount(cols[a : a + (1 << 20)], minlength=n)
-    zeros = stored < m
-    out = []
-    for fill, at, side in ((np.inf, np.minimum, 1.0), (-np.inf, np.maximum, -1.0)):
-        ext = np.full(n, fill)
-        with np.errstate(invalid="ignore"):  # a NaN: fit names its column after this pass
-            # all stored values on one side of 0 (NaN fails the test): read the full columns
-            one_sided = data.size == 0 or bool(side * at.reduce(data) >= 0.0)
-            if one_sided and zeros.all():
-                pass
-            elif one_sided:
-                full = np.flatnonzero(~zeros)
-                sub = X[:, full]
-                at.at(ext, full[sub.indices], sub.data)
-            else:
-                at.at(ext, cols, data)
-        at(ext, 0.0, out=ext, where=zeros)
-        out.append(ext)
-    return out[0], out[1]

@@ -118,7 +118,7 @@ def register(name: str | None = None, *, replace: bool = False):
     >>> from rankers import BaseRanker, register
     >>> @register("column_mean")
     ... class ColumnMean(BaseRanker):
-    ...     def _score(self, X, y):
+    ...     def _score(self, X, y, context):
     ...         return X.mean(axis=0)
     """
 

@@ -53,7 +53,7 @@ class SleepyVariance(BaseRanker):
         time.sleep(self.delay)
         return super().fit(X, y)
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         return X.var(axis=0)
 """
 

@@ -296,7 +296,7 @@ class MOWeighting(BaseRanker):
             return ("n_gen", int(self.termination))
         return self.termination
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         objectives = parse_objectives(self.objectives)
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))

@@ -185,7 +185,7 @@ class EstimatorImportanceRanker(BaseRanker):
             )
         return model
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         n = X.shape[1]
         Z = standardise(X) if self.standardize else X
         model = self._model().fit(Z, y)

@@ -153,7 +153,7 @@ class RandomForestRanker(BaseRanker):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         # scikit-learn's trees cast X to float32 (overflow beyond 3.4e38, 7 digits) and
         # never split values closer than 1e-7: raw features in small units (1e-8) were
         # never split. A tree depends on each feature only through the order of its

@@ -293,7 +293,7 @@ class InfoGainRanker(BaseRanker):
         self.k = k
         self.n_bins = n_bins
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         return _by_blocks(X, lambda b: _information_gain(_binned_contingency(b, y, self.n_bins)))
 
 
@@ -400,12 +400,12 @@ class Chi2Ranker(BaseRanker):
         # (the contingency tables sort every column: dense)
         return self.method == "sklearn"
 
-    def _check_input(self, X) -> None:
+    def _check_input(self, X, lo, hi) -> None:
         # all-constant data never reaches _score: every p-value is then 1
         self.pvalues_ = np.ones(X.shape[1])
         if self.method != "sklearn":
             return
-        bad = np.flatnonzero(self._column_lo < 0)  # every column's minimum, from fit
+        bad = np.flatnonzero(lo < 0)  # every column's minimum, from fit's pass
         if bad.size:
             labels = self._feature_labels()
             shown = ", ".join(repr(str(s)) for s in labels[bad[:10]])
@@ -416,7 +416,7 @@ class Chi2Ranker(BaseRanker):
                 "works on any real data"
             )
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         if self.method == "sklearn":
             stat, pvalues = _sklearn_chi2(X, y)
         else:

@@ -130,7 +130,7 @@ class _GreedyBase(BaseRanker):
     def _criterion(self, state: np.ndarray, relevance: np.ndarray, step: int) -> np.ndarray:
         """The criterion of every feature once ``step`` features are chosen."""
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         n = X.shape[1]
         data = _Data(X, y, self.n_bins)
         relevance = self._relevance(data)

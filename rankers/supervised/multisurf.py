@@ -122,7 +122,7 @@ class MultiSURFRanker(BaseRanker):
         self.nominal = nominal
         self.discrete_threshold = discrete_threshold
 
-    def _check_input(self, X) -> None:
+    def _check_input(self, X, lo, hi) -> None:
         if isinstance(self.nominal, str) and self.nominal == "auto":
             distinct = np.array([np.unique(X[:, j]).size for j in range(X.shape[1])])
             self.nominal_ = distinct <= int(self.discrete_threshold)
@@ -131,7 +131,7 @@ class MultiSURFRanker(BaseRanker):
                 self.nominal, X.shape[1], getattr(self, "feature_names_in_", None), what="nominal"
             )
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         m, n = X.shape
         nominal = self.nominal_[~self.constant_features_]
         lo = X.min(axis=0)

@@ -54,7 +54,7 @@ class _ReliefBase(BaseRanker):
         self.weight_by_distance = weight_by_distance
         self.sigma = sigma
 
-    def _check_input(self, X) -> None:
+    def _check_input(self, X, lo, hi) -> None:
         self.nominal_ = column_mask(
             self.nominal, X.shape[1], getattr(self, "feature_names_in_", None), what="nominal"
         )
@@ -232,7 +232,7 @@ class ReliefFRanker(_ReliefBase):
     deterministic = True
     reference: ClassVar[str] = "Robnik-Šikonja & Kononenko (2003), ReliefF (k nearest hits/misses)"
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         Xn, nominal = self._prepare(X)
         m, n = Xn.shape
         counts = np.bincount(y)
@@ -332,7 +332,7 @@ class RReliefFRanker(_ReliefBase):
     deterministic = True
     reference: ClassVar[str] = "Robnik-Šikonja & Kononenko (2003), RReliefF for regression"
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         span = float(np.ptp(y))
         if span == 0.0:
             raise InvalidInputError(

@@ -170,7 +170,7 @@ class SVMRFERanker(BaseRanker):
     def _feature_scale_invariant(self) -> bool:
         return self.scaling is not None  # each feature scaled on its own first
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         Xs = _scale(X, self.scaling)
         m, n = Xs.shape
         n_classes = int(y.max()) + 1

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from scipy import special
 
 from rankers.base import BaseRanker
+from rankers.context import Scores
 from rankers.exceptions import InvalidInputError
 from rankers.preprocessing import scale_by_power_of_two
 from rankers.ties import TIE_RTOL
@@ -315,7 +316,7 @@ class _UnivariateBase(BaseRanker):
     feature_scale_invariant = True  # each feature's statistic is free of its units
     _rescales_columns = True  # the class moments divide each column by a power of two
 
-    def _check_input(self, X) -> None:
+    def _check_input(self, X, lo, hi) -> None:
         # constant features never reach _score: they are "no evidence", p = q = 1
         self.pvalues_ = np.ones(X.shape[1])
         self.qvalues_ = np.ones(X.shape[1])
@@ -326,37 +327,38 @@ class _UnivariateBase(BaseRanker):
     def _column_pass(self, X, y):
         # dense X: fit's pass for the columns' extremes takes the class moments too (one
         # read of X); _score picks the non-constant columns' from them
-        self._column_stats = None
         if sp.issparse(X) or not self._fused(y):
             return super()._column_pass(X, y)
         counts = np.bincount(y, minlength=int(y.max()) + 1).astype(np.float64)
         means, per_class, lo, hi = _dense_moments(X, y, counts)
-        self._column_stats = (counts, means, per_class)
-        return lo, hi
+        return lo, hi, (counts, means, per_class)
 
     def _fused(self, y: np.ndarray) -> bool:
         """Whether ``_score`` reads the class moments of ``y`` itself (from fit's pass)."""
         return True
 
-    def _moments(self, X, y: np.ndarray):
+    def _moments(self, X, y: np.ndarray, context):
         """:func:`_class_moments` of the columns ``_score`` sees (``X``), from fit's pass
-        over all columns when it took them."""
-        stats = self.__dict__.pop("_column_stats", None)
+        over all columns when it took them (``context.column_pass``)."""
+        stats = context.column_pass
         if stats is None:
-            return _class_moments(X, y, self._column_top)
+            return _class_moments(X, y, context.top)
         counts, means, per_class = stats
-        keep = ~self.constant_features_
+        keep = context.informative
         if not keep.all():  # C order, as _class_moments' own (BLAS products follow it)
             keep = np.flatnonzero(keep)
             means, per_class = means.take(keep, axis=1), per_class.take(keep, axis=1)
         return _combine(counts, means, per_class, y.size)
 
-    def _two_groups(self, means: np.ndarray, statistic: np.ndarray | None = None) -> None:
+    def _two_groups(
+        self, means: np.ndarray, top: np.ndarray, statistic: np.ndarray | None = None
+    ) -> None:
         """``log_fold_change_`` (and ``statistic_``, when given) of a two-class fit from
-        the class means of the columns ``_score`` sees: scanpy's fold change for ``log1p``
-        data, ``log2((expm1(μ_1) + 1e-9) / (expm1(μ_0) + 1e-9))``, the second class (code
-        1) over the first; 0 for constant features."""
-        exponent = _unsafe_exponents(self._column_top)  # the moments' units, back to X's
+        the class means of the columns ``_score`` sees (``top``: their largest absolute
+        values, ``context.top``): scanpy's fold change for ``log1p`` data,
+        ``log2((expm1(μ_1) + 1e-9) / (expm1(μ_0) + 1e-9))``, the second class (code 1)
+        over the first; 0 for constant features."""
+        exponent = _unsafe_exponents(top)  # the moments' units, back to X's
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             mu = means if exponent is None else np.ldexp(means, exponent)
             lfc = np.log2((np.expm1(mu[1]) + 1e-9) / (np.expm1(mu[0]) + 1e-9))
@@ -369,15 +371,14 @@ class _UnivariateBase(BaseRanker):
     def _set_pvalues(self, p: np.ndarray, order: np.ndarray | None = None) -> None:
         """``pvalues_`` and ``qvalues_`` of all features from ``p`` of the scored ones;
         ``order``, the scores' stable order best first, sorts ``p`` ascending when the
-        p-value falls as the score grows (checked by :func:`benjamini_hochberg`), and is
-        handed to fit's ranking (``_score_order``), so neither sorts again."""
+        p-value falls as the score grows (checked by :func:`benjamini_hochberg`); ``_score``
+        hands it to fit's ranking too (:class:`~rankers.context.Scores`), so neither sorts
+        again."""
         constant = self.constant_features_
         self.pvalues_ = self._to_all_features(p, 1.0) if constant.any() else p
-        if order is not None:
-            self._score_order = order
-            if constant.any():  # p = 1 for constant features: last, in ascending order
-                order = np.concatenate([np.flatnonzero(~constant)[order],
-                                        np.flatnonzero(constant)])  # fmt: skip
+        if order is not None and constant.any():
+            # p = 1 for constant features: last, in ascending order
+            order = np.concatenate([np.flatnonzero(~constant)[order], np.flatnonzero(constant)])
         self.qvalues_ = benjamini_hochberg(self.pvalues_, order)
 
 
@@ -453,14 +454,15 @@ class ANOVAFRanker(_UnivariateBase):
     def __init__(self, k=None):
         self.k = k
 
-    def _score(self, X, y):
-        moments = self._moments(X, y)
+    def _score(self, X, y, context):
+        moments = self._moments(X, y, context)
         F, p = _f_test(moments, X.shape[0])
-        self._set_pvalues(p, np.argsort(-F, kind="stable"))
+        order = np.argsort(-F, kind="stable")
+        self._set_pvalues(p, order)
         means = moments[1]
         if means.shape[0] == 2:  # the pooled-variance t: sqrt(F), signed by μ_1 - μ_0
-            self._two_groups(means, np.sign(means[1] - means[0]) * np.sqrt(F))
-        return F
+            self._two_groups(means, context.top, np.sign(means[1] - means[0]) * np.sqrt(F))
+        return Scores(F, order)
 
 
 def f_statistic(X, y: np.ndarray, *, _top=None) -> tuple[np.ndarray, np.ndarray]:
@@ -558,11 +560,11 @@ class FisherScoreRanker(_UnivariateBase):
     def __init__(self, k=None):
         self.k = k
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         m = X.shape[0]
-        counts, means, within, _, between = self._moments(X, y)
+        counts, means, within, _, between = self._moments(X, y, context)
         if means.shape[0] == 2:
-            self._two_groups(means)
+            self._two_groups(means, context.top)
         C = int((counts > 0).sum())
         if C < 2:
             raise InvalidInputError("fisher_score needs at least two classes in y")
@@ -573,7 +575,7 @@ class FisherScoreRanker(_UnivariateBase):
             self._set_pvalues(special.fdtrc(C - 1, m - C, S * (m - C) / (C - 1)), order)
         else:
             self._set_pvalues(np.ones(X.shape[1]), order)
-        return S
+        return Scores(S, order)
 
 
 def _welch(X, y: np.ndarray, top=None, moments=None):
@@ -722,7 +724,7 @@ class TTestRanker(_UnivariateBase):
     def __init__(self, k=None):
         self.k = k
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         n_classes = int(y.max()) + 1
         counts = np.bincount(y, minlength=n_classes)
         if n_classes == 2:
@@ -732,9 +734,9 @@ class TTestRanker(_UnivariateBase):
                     f"t_test needs at least two samples in each class; class {small} has "
                     f"{int(counts[small])}"
                 )
-            moments = self._moments(X, y)
+            moments = self._moments(X, y, context)
             t, df, log_p = _welch(X, y, moments=moments)
-            self._two_groups(moments[1], t)
+            self._two_groups(moments[1], context.top, t)
         else:  # one class against the rest, each; the best class decides (Bonferroni)
             tested = np.flatnonzero((counts >= 2) & (y.size - counts >= 2))
             if tested.size == 0:
@@ -742,7 +744,7 @@ class TTestRanker(_UnivariateBase):
             if sp.issparse(X):
                 # every class's moments in one pass over the stored values; each class
                 # against the rest combined from them (no pass per class)
-                every, means, _, per_class, _ = self._moments(X, y)
+                every, means, _, per_class, _ = self._moments(X, y, context)
                 parts = [
                     _welch(
                         X, y, moments=_combine(*_one_vs_rest(every, means, per_class, c), y.size)
@@ -750,7 +752,7 @@ class TTestRanker(_UnivariateBase):
                     for c in tested
                 ]
             else:
-                parts = [_welch(X, (y == c).astype(np.intp), self._column_top) for c in tested]
+                parts = [_welch(X, (y == c).astype(np.intp), context.top) for c in tested]
             t = np.array([part[0] for part in parts])
             df = np.array([part[1] for part in parts])
             logs = np.array([part[2] for part in parts])
@@ -765,13 +767,14 @@ class TTestRanker(_UnivariateBase):
                 self.t_[c] = self._to_all_features(t[row], 0.0)
                 self.df_[c] = self._to_all_features(df[row], np.nan)
         scores = np.maximum(-log_p / np.log(10.0), 0.0)
-        self._set_pvalues(np.exp(log_p), np.argsort(-scores, kind="stable"))
-        return scores
+        order = np.argsort(-scores, kind="stable")
+        self._set_pvalues(np.exp(log_p), order)
+        return Scores(scores, order)
 
     def _fused(self, y: np.ndarray) -> bool:
         return int(y.max()) == 1  # more classes: one test per class against the rest
 
-    def _check_input(self, X) -> None:
-        super()._check_input(X)
+    def _check_input(self, X, lo, hi) -> None:
+        super()._check_input(X, lo, hi)
         self.t_ = np.zeros(X.shape[1])
         self.df_ = np.full(X.shape[1], np.nan)

@@ -404,7 +404,7 @@ class AgnosSRanker(BaseRanker):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         m, D = X.shape
         hidden = self._check_hidden_sizes()
         rng = check_random_state(self.random_state)

@@ -151,7 +151,7 @@ class CompactnessRanker(BaseRanker):
     def _feature_scale_invariant(self) -> bool:
         return self.scale == "minmax"  # raw distances weigh each feature by its units
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         m, n = X.shape
         if self.scale == "minmax":
             X = minmax_scale(X)  # one scaled copy; no constant column reaches _score

@@ -200,7 +200,7 @@ class _TreeEnsembleRanker(BaseRanker, metaclass=ABCMeta):
         "verbose": ["verbose"],
     }
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         n = X.shape[1]
         Z32, Z = _inputs_and_targets(X)
         bootstrap = getattr(self, "bootstrap", True)  # RF score always bootstraps

@@ -245,7 +245,7 @@ class FRANeRanker(BaseRanker):
         self.min_edges = min_edges
         self.damping = damping
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         m, n = X.shape
         fixed = self._fixed_bytes(m, n)
         self._check_memory(fixed, n)

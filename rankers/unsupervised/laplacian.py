@@ -183,15 +183,15 @@ class LaplacianRanker(BaseRanker):
         # the kNN graph and the score's variance term read each feature in its units
         return self.scale is not None
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         if sp.issparse(X):
-            return self._score_sparse(scale_features(X, self.scale).tocsr())
+            return self._score_sparse(scale_features(X, self.scale).tocsr(), context)
         # C order: the edges gather rows of X, and a row gathered from a column-major
         # array is a strided copy (a DataFrame's values are often column-major)
         X = np.ascontiguousarray(scale_features(X, self.scale))
         m, n = X.shape
         # each undirected edge once, weight S_rc = S_cr; sq: (X[r] - X[c])² when small
-        r, c, w, sq = self._edges(X)
+        r, c, w, sq = self._edges(X, context)
         d = np.bincount(r, weights=w, minlength=m) + np.bincount(c, weights=w, minlength=m)
         vol = d.sum()
         if vol <= 0.0:  # every heat weight underflowed (a fixed t far too small)
@@ -237,11 +237,11 @@ class LaplacianRanker(BaseRanker):
         stat[seen] = num[seen] / den[seen]
         return 2.0 - stat
 
-    def _score_sparse(self, X) -> np.ndarray:
+    def _score_sparse(self, X, context) -> np.ndarray:
         """The scores of a CSR ``X``: the same sums as the dense path, each block of
         columns made dense in turn (memory: X, the graph and one block)."""
         m, n = X.shape
-        r, c, w, _ = self._edges(X)
+        r, c, w, _ = self._edges(X, context)
         d = np.bincount(r, weights=w, minlength=m) + np.bincount(c, weights=w, minlength=m)
         vol = d.sum()
         if vol <= 0.0:
@@ -271,9 +271,10 @@ class LaplacianRanker(BaseRanker):
         stat[seen] = num[seen] / den[seen]
         return 2.0 - stat
 
-    def _edges(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    def _edges(self, X, context) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
         """Edges (i < j) of the symmetric kNN graph, their weights S_ij, and (when they
-        fit in one pass) their squared differences ``(X[i] - X[j])**2``, else None."""
+        fit in one pass) their squared differences ``(X[i] - X[j])**2``, else None
+        (``context``: fit's, for ``t_`` in the caller's units)."""
         m, n = X.shape
         k = min(int(self.n_neighbors), m - 1)
         self.n_neighbors_ = k
@@ -324,5 +325,5 @@ class LaplacianRanker(BaseRanker):
             t = float(self.t)
         # in the caller's squared units (X may have been rescaled by a power of two in
         # BaseRanker.fit), unless the data were min-max scaled first
-        self.t_ = float(self._to_data_units(t, 2 if self.scale is None else 0))
+        self.t_ = float(context.to_data_units(t, 2 if self.scale is None else 0))
         return r, c, np.exp(-d2 / t), sq

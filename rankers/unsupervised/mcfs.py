@@ -247,7 +247,7 @@ class MCFSRanker(BaseRanker):
         # width, in units of X**2, makes the graph itself depend on the scale
         return None if self.weight_mode == "heat" and self.t != "auto" else -1
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         m, n = X.shape
         graph = knn_affinity(
             X, self.n_neighbors, metric=self.metric, weight_mode=self.weight_mode, t=self.t
@@ -280,7 +280,7 @@ class MCFSRanker(BaseRanker):
             coef = self._lars(Xu, Y, d, K)
         coef = coef[member]
         self.coef_ = np.zeros((self.constant_features_.size, K))
-        self.coef_[~self.constant_features_] = self._to_data_units(coef, -1)
+        self.coef_[~self.constant_features_] = context.to_data_units(coef, -1)
         return np.abs(coef).max(axis=1)
 
     @staticmethod

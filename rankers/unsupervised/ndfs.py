@@ -210,7 +210,7 @@ class NDFSRanker(BaseRanker):
         self.tol = tol
         self.random_state = random_state
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         m = X.shape[0]
         rng = check_random_state(self.random_state)
         graph = knn_affinity(

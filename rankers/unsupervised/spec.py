@@ -180,7 +180,7 @@ class SPECRanker(BaseRanker):
     def _score_units(self) -> int | None:
         return 0 if self.gamma == "auto" else None  # a fixed gamma is in units of X**-2
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         m, n = X.shape
         style = int(self.style)
         if sp.issparse(X) and (self.affinity != "knn" or style >= 2):
@@ -209,7 +209,7 @@ class SPECRanker(BaseRanker):
             S = None
         # X may have been rescaled by a power of two (BaseRanker.fit): gamma_ is in the
         # caller's units, X**-2
-        self.gamma_ = float(self._to_data_units(gamma, -2))
+        self.gamma_ = float(context.to_data_units(gamma, -2))
         if style >= 2:
             if S is None:  # the eigenvectors need the kernel itself
                 check_memory(

@@ -188,12 +188,12 @@ class UReliefRanker(BaseRanker):
         self.nominal = nominal
         self.random_state = random_state
 
-    def _check_input(self, X) -> None:
+    def _check_input(self, X, lo, hi) -> None:
         self.nominal_ = column_mask(
             self.nominal, X.shape[1], getattr(self, "feature_names_in_", None), what="nominal"
         )
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         m, n = X.shape
         nominal = self.nominal_[~self.constant_features_]
         K = self._neighbour_count(m)

@@ -10,6 +10,7 @@ import scipy.sparse as sp
 
 from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
+from rankers.columns import column_extremes
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 from rankers.preprocessing import scale_features
 
@@ -169,7 +170,11 @@ class VarianceRanker(BaseRanker):
     # raw variances are computed per column at a power-of-two scale and converted back
     # here (no copy of X); min-max scaled ones are unit-free
     _rescales_columns = True
-    _column_sums = True  # sums and sums of squares come with fit's pass over X
+
+    def _column_pass(self, X, y):
+        # sums and sums of squares come with fit's pass over X (dense X only)
+        lo, hi, s1, s2 = column_extremes(X, sums=True)
+        return lo, hi, None if s1 is None else (s1, s2)
 
     def _score_units(self) -> int:
         # a raw variance is in the squared units of X; min-max scaled ones are unit-free
@@ -178,7 +183,7 @@ class VarianceRanker(BaseRanker):
     def _feature_scale_invariant(self) -> bool:
         return self.scale is not None  # a raw variance is in each feature's units
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         m = X.shape[0]
         if self.ddof >= m:
             raise InvalidParameterError(f"ddof={self.ddof} must be smaller than n_samples={m}")
@@ -186,16 +191,16 @@ class VarianceRanker(BaseRanker):
             X = scale_features(X, self.scale)
             top = np.ones(X.shape[1])
         else:
-            top = self._column_top
+            top = context.top
         # each column at a power of two near 1 when its squares could leave float64's range
         exponent = np.zeros(X.shape[1], dtype=np.int64)
         unsafe = ~((top >= _SAFE[0]) & (top <= _SAFE[1]))
         if unsafe.any():
             exponent[unsafe] = np.frexp(top[unsafe])[1]
-        sums = self.scale is None and getattr(self, "_column_s1", None) is not None
-        if sums and not unsafe.any() and not sp.issparse(X):
-            ss = _from_sums(X, self._column_s1[~self.constant_features_],
-                            self._column_s2[~self.constant_features_])  # fmt: skip
+        sums = context.column_pass if self.scale is None else None
+        if sums is not None and not unsafe.any() and not sp.issparse(X):
+            keep = context.informative
+            ss = _from_sums(X, sums[0][keep], sums[1][keep])
         else:
             ss = _centred_squares(X, exponent)
         var = ss / (m - self.ddof)

@@ -375,7 +375,7 @@ class _Hungry(rankers.BaseRanker):
     requires_y = False
     target_kind = "unsupervised"
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         np.empty(2**60, dtype=np.uint8)  # numpy: "Unable to allocate 1 EiB ..."
         raise AssertionError("unreachable")
 

@@ -49,7 +49,7 @@ def third_party(tmp_path, fresh_registry):
             \"\"\"Rank features by their largest value.\"\"\"
             reference = "a third-party plugin"
 
-            def _score(self, X, y):
+            def _score(self, X, y, context):
                 return X.max(axis=0)
 
         raise_here = None
@@ -143,7 +143,7 @@ def test_register_decorator(fresh_registry):
     class RowSumRanker(rankers.BaseRanker):
         """Toy ranker for the test."""
 
-        def _score(self, X, y):
+        def _score(self, X, y, context):
             return np.abs(X).sum(axis=0)
 
     assert "row_sum_test" in set(rankers.available()["name"])

@@ -58,8 +58,11 @@ class MADRanker(BaseRanker):
         # on X rescaled by a power of two, exactly, and converts the scores back
         return 0 if self.relative else 1
 
-    def _score(self, X, y):
-        # X arrives validated (finite float array, constant features set aside)
+    def _score(self, X, y, context):
+        # X arrives validated (finite float array, constant features set aside); context
+        # (rankers.FitContext) is what fit computed on the way -- the columns' largest
+        # absolute values, the power of two X was divided by -- which this ranker needs
+        # none of
         if not isinstance(self.relative, bool):
             raise InvalidParameterError(f"relative must be True or False; got {self.relative!r}")
         median = np.median(X, axis=0)

@@ -56,7 +56,7 @@ class _SpyRanker(BaseRanker):
     def __init__(self, k=None):
         self.k = k
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         _SpyRanker.seen.append(np.asarray(X).copy())
         return -np.arange(X.shape[1], dtype=float)
 

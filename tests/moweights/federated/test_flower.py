@@ -62,7 +62,7 @@ class LeakyVariance(BaseRanker):
             raise error(f"label {{labels[-1]!r}} is not allowed; columns: {{list(X.columns)}}")
         return super().fit(X, y)
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         return X.var(axis=0)
 """
 

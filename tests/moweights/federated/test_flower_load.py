@@ -47,7 +47,7 @@ class GatedVariance(BaseRanker):
             time.sleep(0.05)
         return super().fit(X, y)
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         return X.var(axis=0)
 """
 

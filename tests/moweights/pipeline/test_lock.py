@@ -214,7 +214,7 @@ class _Stopping(rankers.BaseRanker):
     lock: Path | None = None
     saw_lock = False
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         type(self).saw_lock = self.lock.exists()
         raise self.error("stopped")
 

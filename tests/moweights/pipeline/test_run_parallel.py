@@ -65,7 +65,7 @@ class _Probe(rankers.BaseRanker):
         self.k = k
         self.n_jobs = n_jobs
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         type(self).seen.append(check_n_jobs(self.n_jobs))
         return X.std(axis=0)
 
@@ -119,7 +119,7 @@ class Sleepy(rankers.BaseRanker):
     requires_y = False
     target_kind = "unsupervised"
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         if X.shape[0] < 150:  # a training fold of iris, in a worker process
             open(os.path.join(os.environ["SLEEPY_PIDS"], str(os.getpid())), "w").close()
             while True:

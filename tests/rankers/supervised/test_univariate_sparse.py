@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from scipy import stats
 
 import rankers
-from rankers.base import _sparse_extremes
+from rankers.columns import sparse_extremes
 from rankers.supervised import univariate
 
 pytestmark = pytest.mark.quick
@@ -103,7 +103,7 @@ def test_sparse_extremes_are_scipys():
         A = sp.random(30, 12, density=0.1 + 0.09 * seed, format="csr", random_state=seed)
         A.data = rng.normal(size=A.nnz)
         A.data[:2] = 0.0  # explicit zeros
-        lo, hi = _sparse_extremes(A)
+        lo, hi = sparse_extremes(A)
         np.testing.assert_array_equal(lo, A.min(axis=0).toarray().ravel())
         np.testing.assert_array_equal(hi, A.max(axis=0).toarray().ravel())
     # counts (no value below 0): only the columns without a zero are read for the minimum;
@@ -112,7 +112,7 @@ def test_sparse_extremes_are_scipys():
     counts[:, 2] = rng.poisson(3.0, size=40) + 1.0  # no zero
     counts[:, 5] = 0.0
     for A in (sp.csr_matrix(counts), sp.csr_matrix(-counts)):
-        lo, hi = _sparse_extremes(A)
+        lo, hi = sparse_extremes(A)
         np.testing.assert_array_equal(lo, A.min(axis=0).toarray().ravel())
         np.testing.assert_array_equal(hi, A.max(axis=0).toarray().ravel())
     # a full column (no implicit zero), duplicates (summed first) and NaN (propagated)
@@ -120,10 +120,10 @@ def test_sparse_extremes_are_scipys():
         (np.array([1.0, -3.0, 2.0, 4.0, 5.0]), np.array([0, 0, 1, 0, 1]), np.array([0, 3, 5])),
         shape=(2, 2),
     )
-    lo, hi = _sparse_extremes(dup)
+    lo, hi = sparse_extremes(dup)
     np.testing.assert_array_equal(lo, [-2.0, 2.0])
     np.testing.assert_array_equal(hi, [4.0, 5.0])
-    lo, hi = _sparse_extremes(sp.csr_matrix(np.array([[np.nan, 1.0], [0.0, 2.0]])))
+    lo, hi = sparse_extremes(sp.csr_matrix(np.array([[np.nan, 1.0], [0.0, 2.0]])))
     assert np.isnan(lo[0]) and np.isnan(hi[0]) and (lo[1], hi[1]) == (1.0, 2.0)
 
 

@@ -185,7 +185,7 @@ class FRANeRanker(BaseRanker):
         self.min_edges = min_edges
         self.damping = damping
 
-    def _score(self, X, y):
+    def _score(self, X, y, context):
         m, n = X.shape
         pairs = n * (n - 1) / 2
         # the sparser progressions keep about half the pairs as edges (measured: the
