@@ -35,8 +35,9 @@ A whole table is a block too, for a summary that groups rows with equal values::
 its rows are the source table's, those with the same values in every named column joined in
 one row (their first column listed in backticks, in the source's order).
 
-FORMAT is a Python format spec (``.2f``, ``.2g``, ``d``) or ``th`` for an ordinal
-(``20th``); without one the value is written as it is (names, counts).
+FORMAT is a Python format spec (``.2f``, ``.2g``, ``d``), ``th`` for an ordinal (``20th``)
+or ``code`` for a name in backticks (a marker inside a code span would show as text); without
+one the value is written as it is (counts, names).
 """
 
 from __future__ import annotations
@@ -176,6 +177,8 @@ def value(ref: str, root: Path = ROOT) -> str:
         found = found.item()
     if spec == "th":
         return _ordinal(int(found))
+    if spec == "code":
+        return f"`{found}`"
     return format(found, spec) if spec else str(found)
 
 

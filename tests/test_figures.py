@@ -45,6 +45,15 @@ def test_every_quoted_figure_is_its_tables(figures):
     assert figures.disagreements(paths) == []
 
 
+def test_no_marker_stands_in_a_code_span(figures):
+    # inside backticks a marker is literal text on GitHub and in the built pages: a name in
+    # code is rendered with the ``code`` format instead
+    for path in figures.documents():
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            outside = re.sub(r"`[^`]*`", "", re.sub(r"<!-- (/?figure)[^>]*-->", r"<\1>", line))
+            assert outside.count("<figure>") == line.count("<!-- figure "), (path.name, number)
+
+
 def test_a_planted_disagreement_fails_the_check(figures, tmp_path, capsys):
     (tmp_path / "leaderboard").mkdir()
     shutil.copy(REPO / "leaderboard" / "supervised.csv", tmp_path / "leaderboard")
@@ -84,6 +93,7 @@ def test_a_reference_reads_cells_places_ranges_and_json_keys(figures):
     assert value("leaderboard/supervised.csv#min(borda,kemeny_top32)/average_rank:.4f") == "9.5789"
     ref = "leaderboard/supervised/stats.json#scores/bacc_1_64/head_to_head/1/b"
     assert value(ref) == "stacked_auto"
+    assert value(ref + ":code") == "`stacked_auto`"
     assert [figures._ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111)] == [
         "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th"
     ]  # fmt: skip
