@@ -150,7 +150,7 @@ def load_file(
         ``DataFrame.to_csv`` writes unless ``index=False``) -- both refused as
         ``moweights run`` refuses them. The message is one line naming the file.
     """
-    from rankers.exceptions import DataFileError
+    from moweights.errors import DataFileError
 
     path = check_data_path(path)
     repeated = {} if transpose else datafiles.duplicate_columns(path)

@@ -1,21 +1,17 @@
 """The errors and warnings moweights raises, in one place.
 
-The error types shared by the three packages live in :mod:`rankers.exceptions` (the
-lowest layer) and are re-exported here; the ones only moweights raises are defined here.
-Each subclasses the built-in a user already catches (``ValueError``, ``OSError``, ...).
+Every error and warning of the application (a config, a data file, a download, an output
+folder, a run's lock and cache) is defined here, its one home. Their base classes live in
+:mod:`rankers.exceptions`, the lowest layer, where every layer can subclass them, and are
+re-exported here (:class:`MoweightsError`, :class:`InvalidInputError`,
+:class:`InvalidParameterError`), so ``except moweights.errors.MoweightsError`` catches
+them all. Each subclasses the built-in a user already catches (``ValueError``,
+``OSError``, ...).
 """
 
 from __future__ import annotations
 
-from rankers.exceptions import (
-    ConfigError,
-    DataFileError,
-    InvalidInputError,
-    InvalidParameterError,
-    MoweightsError,
-    OutputFolderError,
-    RunLockedError,
-)
+from rankers.exceptions import InvalidInputError, InvalidParameterError, MoweightsError
 
 __all__ = [
     "CacheFormatError",
@@ -24,6 +20,7 @@ __all__ = [
     "DataFetchError",
     "DataFileError",
     "DataPreparationWarning",
+    "DataProblemsError",
     "InvalidInputError",
     "InvalidParameterError",
     "MoweightsError",
@@ -34,6 +31,56 @@ __all__ = [
     "StaleLockWarning",
     "Terminated",
 ]
+
+
+class ConfigError(MoweightsError, ValueError):
+    """A configuration file has unknown keys, unknown rankers or bad values.
+
+    Attributes
+    ----------
+    problems : list of str
+        One line per problem, each naming the file and the key.
+    """
+
+    def __init__(self, problems, path=None):
+        self.problems = list(problems)
+        self.path = path
+        where = f" in {path}" if path else ""
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"{len(self.problems)} problem(s){where}:\n{lines}")
+
+
+class DataProblemsError(ConfigError, InvalidInputError):
+    """The data of a configured run have problems its ``[data]`` options must handle
+    (gaps, text or identifier columns, too few samples per class, ...), found before
+    anything was fitted; ``problems`` lists every one with the option that handles it.
+    A :class:`ConfigError` (bad input: exit code 2) and an :class:`InvalidInputError`."""
+
+
+class DataFileError(InvalidInputError):
+    """A data file cannot be read: not readable, not in its format (binary, corrupt) or
+    ragged; the one-line message names the file and the problem."""
+
+
+class OutputFolderError(MoweightsError, OSError):
+    """An output folder cannot be used: it is a file, lies under a file, or is read-only."""
+
+
+class RunLockedError(MoweightsError, RuntimeError):
+    """Another run holds the output folder's lock (one run per folder at a time).
+
+    Attributes
+    ----------
+    path : Path
+        The lock file.
+    owner : dict
+        What the lock file says of its owner (``pid``, ``host``, ``started``), if readable.
+    """
+
+    def __init__(self, message: str, path=None, owner=None):
+        super().__init__(message)
+        self.path = path
+        self.owner = dict(owner or {})
 
 
 class CacheWarning(UserWarning):

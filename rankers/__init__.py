@@ -18,7 +18,6 @@ _EXPORTS = {
     "base": ("BaseRanker",),
     "context": ("FitContext", "Scores"),
     "exceptions": (
-        "ConfigError",
         "FeatureMismatchError",
         "InvalidInputError",
         "InvalidParameterError",

@@ -3,25 +3,25 @@
 Every error moweights raises on purpose is a :class:`MoweightsError` that also
 subclasses the built-in exception users already catch (``ValueError``,
 ``LookupError``, ``TypeError``, ``MemoryError``), so ``except ValueError`` keeps working.
+
+This module holds the base classes every layer subclasses (:class:`MoweightsError`,
+:class:`InvalidInputError`, :class:`InvalidParameterError`) and the errors of the rankers
+and of computing on rankings; the application's errors (a config, a data file, an output
+folder, a run's lock) live in :mod:`moweights.errors`.
 """
 
 from __future__ import annotations
 
 __all__ = [
     "BrokenPluginWarning",
-    "ConfigError",
     "ConstantFeatureWarning",
-    "DataFileError",
-    "DataProblemsError",
     "FeatureMismatchError",
     "FewSamplesWarning",
     "InvalidInputError",
     "InvalidParameterError",
     "MoweightsError",
     "NotEnoughMemoryError",
-    "OutputFolderError",
     "PluginLoadError",
-    "RunLockedError",
     "UnknownRankerError",
 ]
 
@@ -104,56 +104,6 @@ class NotEnoughMemoryError(MoweightsError, MemoryError):
 
 class PluginLoadError(MoweightsError, ImportError):
     """A ranker is installed (has an entry point) but its code failed to import."""
-
-
-class ConfigError(MoweightsError, ValueError):
-    """A configuration file has unknown keys, unknown rankers or bad values.
-
-    Attributes
-    ----------
-    problems : list of str
-        One line per problem, each naming the file and the key.
-    """
-
-    def __init__(self, problems, path=None):
-        self.problems = list(problems)
-        self.path = path
-        where = f" in {path}" if path else ""
-        lines = "\n".join(f"  - {p}" for p in self.problems)
-        super().__init__(f"{len(self.problems)} problem(s){where}:\n{lines}")
-
-
-class DataProblemsError(ConfigError, InvalidInputError):
-    """The data of a configured run have problems its ``[data]`` options must handle
-    (gaps, text or identifier columns, too few samples per class, ...), found before
-    anything was fitted; ``problems`` lists every one with the option that handles it.
-    A :class:`ConfigError` (bad input: exit code 2) and an :class:`InvalidInputError`."""
-
-
-class DataFileError(InvalidInputError):
-    """A data file cannot be read: not readable, not in its format (binary, corrupt) or
-    ragged; the one-line message names the file and the problem."""
-
-
-class OutputFolderError(MoweightsError, OSError):
-    """An output folder cannot be used: it is a file, lies under a file, or is read-only."""
-
-
-class RunLockedError(MoweightsError, RuntimeError):
-    """Another run holds the output folder's lock (one run per folder at a time).
-
-    Attributes
-    ----------
-    path : Path
-        The lock file.
-    owner : dict
-        What the lock file says of its owner (``pid``, ``host``, ``started``), if readable.
-    """
-
-    def __init__(self, message: str, path=None, owner=None):
-        super().__init__(message)
-        self.path = path
-        self.owner = dict(owner or {})
 
 
 class ConstantFeatureWarning(UserWarning):

@@ -71,7 +71,7 @@ def _plant(path: Path, line: str) -> None:
         ("moweights/config/schema.py", "from moweights.config import check", "no import cycle"),
         ("moweights/pipeline/data.py", "import moweights.pipeline.steps", "moweights.pipeline"),
         ("moweights/datafiles/tables.py", "import aggregation.ranking", "readers of user"),
-        ("moweights/datafiles/h5ad.py", "import moweights.errors", "readers of user"),
+        ("moweights/datafiles/h5ad.py", "import moweights.fetch", "readers of user"),
         ("moweights/datafiles/checks.py", "import moweights.datafiles.files", "readers' table"),
         ("moweights/datafiles/files.py", "import moweights.datasets", "moweights: the"),
         ("moweights/federated/flower_app.py", "import moweights.federated.flower", "moweights.fed"),

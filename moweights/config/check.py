@@ -17,7 +17,8 @@ from typing import Any
 import rankers
 from moweights.config.schema import SCHEMA, Key, Section
 from moweights.config.settings import RankerSpec, RunConfig, Settings
-from rankers.exceptions import ConfigError, MoweightsError
+from moweights.errors import ConfigError
+from rankers.exceptions import MoweightsError
 
 __all__ = ["Problems", "check", "parse_config"]
 

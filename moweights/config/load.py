@@ -34,7 +34,7 @@ from typing import Any
 
 from moweights.config.check import parse_config
 from moweights.config.settings import RunConfig
-from rankers.exceptions import ConfigError
+from moweights.errors import ConfigError
 
 if sys.version_info >= (3, 11):
     import tomllib

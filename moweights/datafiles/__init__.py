@@ -19,7 +19,7 @@ This is moweights' lowest layer and the only place a user's data file is read:
 :mod:`aggregation` computes on in-memory data only, and the application (config runs,
 config checks, ``recommend``, ``fetch``, the Flower ClientApp of
 :mod:`moweights.federated`) calls these readers. Nothing read here can execute code (no
-pickle), and every failure is a :class:`~rankers.exceptions.DataFileError` naming the
+pickle), and every failure is a :class:`~moweights.errors.DataFileError` naming the
 file. The readers import nothing of :mod:`aggregation` and nothing else of
 :mod:`moweights` (import-linter contracts in ``pyproject.toml``). Names are imported on
 first access, so importing this package costs nothing.

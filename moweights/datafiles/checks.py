@@ -3,7 +3,7 @@
 :func:`check_data_path` tells a folder, a FIFO, a device and a missing file apart before a
 reader opens anything (reading a FIFO waits for a writer; ``/dev/zero`` never ends);
 :func:`read_error` turns a reader's exception into the one line a
-:class:`~rankers.exceptions.DataFileError` says after the file's name.
+:class:`~moweights.errors.DataFileError` says after the file's name.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from rankers.exceptions import DataFileError
+from moweights.errors import DataFileError
 
 __all__ = ["check_data_path", "read_error"]
 

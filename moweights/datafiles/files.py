@@ -27,7 +27,7 @@ from moweights.datafiles.tables import (
     table_format,
     transpose_table,
 )
-from rankers.exceptions import DataFileError
+from moweights.errors import DataFileError
 
 __all__ = ["READERS", "Reader", "data_format", "duplicate_columns", "read_columns", "read_data"]
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rankers.exceptions import DataFileError
+from moweights.errors import DataFileError
 from rankers.memory import check_memory
 
 __all__ = ["h5ad_columns", "read_h5ad"]

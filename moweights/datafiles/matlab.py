@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from moweights.datafiles.checks import read_error
-from rankers.exceptions import DataFileError
+from moweights.errors import DataFileError
 
 __all__ = ["mat_columns", "read_mat"]
 

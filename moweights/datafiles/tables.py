@@ -1,7 +1,7 @@
 """Tables: csv, tsv (optionally compressed) and parquet; their headers; genes as rows.
 
 Nothing read here executes: csv and tsv are parsed by pandas, parquet by pyarrow (pure
-data; never a pickle). Every failure is a :class:`~rankers.exceptions.DataFileError` whose
+data; never a pickle). Every failure is a :class:`~moweights.errors.DataFileError` whose
 one-line message names the file and says what is wrong with it. A header is read without
 the data (:func:`table_columns`): the first line of a csv/tsv file, a parquet file's
 schema. A table with one row per feature (genes as rows, samples as columns) is turned
@@ -17,7 +17,8 @@ from collections import Counter
 from pathlib import Path
 
 from moweights.datafiles.checks import read_error
-from rankers.exceptions import DataFileError, InvalidInputError
+from moweights.errors import DataFileError
+from rankers.exceptions import InvalidInputError
 
 __all__ = [
     "TABLE_FORMATS",

@@ -31,8 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from moweights.errors import OutputWriteError
-from rankers.exceptions import OutputFolderError
+from moweights.errors import OutputFolderError, OutputWriteError
 
 __all__ = [
     "MANIFEST",

@@ -5,7 +5,7 @@ beside run 1's tables), so a run first creates ``<folder>/.moweights.lock`` with
 ``O_CREAT | O_EXCL`` (atomic: of two processes, exactly one creates it), holding the
 owner's pid, host and start time, and removes it at the end, whether the run finished,
 failed or was interrupted. A second run finds the file and stops with
-:class:`~rankers.exceptions.RunLockedError`.
+:class:`~moweights.errors.RunLockedError`.
 
 A lock whose owner is gone (killed with ``kill -9``, a crashed machine) would block the
 folder for ever, so a lock is *stale*, and is taken over with a warning, when its owner
@@ -17,7 +17,7 @@ The lock is read back from a folder that may come from anyone: it is opened with
 following a link and without waiting on a FIFO, must be a regular file, and is read up
 to :data:`LOCK_BYTES` only (:func:`moweights.output.files.read_bytes`). A lock that is
 none of these -- a link, a FIFO, a device, a huge file -- was not written by a run: the
-folder is refused (:class:`~rankers.exceptions.RunLockedError`, naming the file), never
+folder is refused (:class:`~moweights.errors.RunLockedError`, naming the file), never
 read without end.
 """
 

@@ -36,8 +36,9 @@ import pandas as pd
 
 import rankers
 from moweights.config import RunConfig
+from moweights.errors import DataProblemsError
 from moweights.pipeline.data import is_classes, load_units
-from rankers.exceptions import DataProblemsError, MoweightsError
+from rankers.exceptions import MoweightsError
 
 __all__ = [
     "KINDS",
@@ -587,7 +588,7 @@ def data_problems(config: RunConfig) -> list[DataProblem]:
 
 
 def raise_blocking(config: RunConfig, problems: list[DataProblem]) -> None:
-    """Raise :class:`~rankers.exceptions.DataProblemsError` (a ``ConfigError``: exit code
+    """Raise :class:`~moweights.errors.DataProblemsError` (a ``ConfigError``: exit code
     2 from the command line) listing the blocking problems; nothing when there are none."""
     blocking = [p for p in problems if p.blocking]
     if blocking:
@@ -597,7 +598,7 @@ def raise_blocking(config: RunConfig, problems: list[DataProblem]) -> None:
 
 def load_checked(config: RunConfig) -> tuple[dict, list[str]]:
     """A single data set's units, loaded once and checked: every blocking problem at once
-    as a :class:`~rankers.exceptions.DataProblemsError`, the others as notes.
+    as a :class:`~moweights.errors.DataProblemsError`, the others as notes.
 
     Returns
     -------

@@ -103,8 +103,8 @@ def run_study(
     folder says how far it got -- and the study goes on with the next; the comparison
     uses the data sets that finished and names the others. Only Ctrl-C stops the study.
     """
+    from moweights.errors import RunLockedError
     from moweights.output.study import StudyFolder
-    from rankers.exceptions import RunLockedError
 
     result = StudyResult(config=config, output_dir=out)
     folder = StudyFolder(out, config)

@@ -11,8 +11,8 @@ import pytest
 from scipy.io import savemat
 
 from moweights import fetch
+from moweights.errors import DataFileError
 from moweights.fetch import DataFetchError, fetch_pmlb, fetch_skfeature, get_data_home
-from rankers.exceptions import DataFileError
 
 pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
 

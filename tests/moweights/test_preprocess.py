@@ -185,8 +185,8 @@ def test_a_config_run_with_options_records_the_steps(tmp_path):
 
 def test_a_config_names_bad_options_and_transposes_genes_as_rows(tmp_path):
     from moweights import parse_config
+    from moweights.errors import ConfigError
     from moweights.pipeline import load_data
-    from rankers.exceptions import ConfigError
 
     with pytest.raises(ConfigError, match="missing"):
         parse_config(

@@ -17,7 +17,7 @@ from moweights.config import apply_overrides, load_config, parse_config
 from moweights.config.check import Problems, check
 from moweights.config.export import json_schema, markdown, ranker_params_schemas, toml_value
 from moweights.config.schema import SCHEMA, Integer, Key, Number
-from rankers.exceptions import ConfigError
+from moweights.errors import ConfigError
 
 pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
 

@@ -11,7 +11,7 @@ import pytest
 from aggregation import best_rank, rra, rra_pvalues, rrf
 from moweights.cli import main
 from moweights.config import AGGREGATIONS, load_config, parse_config
-from rankers.exceptions import ConfigError
+from moweights.errors import ConfigError
 
 pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
 

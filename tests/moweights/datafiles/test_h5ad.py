@@ -13,8 +13,8 @@ from scipy import sparse
 
 from moweights.config import load_config
 from moweights.datafiles import read_columns, read_data
+from moweights.errors import DataFileError
 from moweights.pipeline import load_data
-from rankers.exceptions import DataFileError
 
 h5py = pytest.importorskip("h5py", reason="needs the 'h5ad' extra: pip install '.[h5ad]'")
 

@@ -10,7 +10,8 @@ import pytest
 
 import moweights.datasets
 from moweights.datafiles import read_table
-from rankers.exceptions import DataFileError, InvalidInputError
+from moweights.errors import DataFileError
+from rankers.exceptions import InvalidInputError
 
 pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
 

@@ -18,8 +18,8 @@ import pytest
 
 from moweights.cli import main
 from moweights.config import parse_config
+from moweights.errors import OutputFolderError
 from moweights.pipeline import run
-from rankers.exceptions import OutputFolderError
 
 SCRIPT = Path(sys.executable).with_name("moweights")
 QUICK = """

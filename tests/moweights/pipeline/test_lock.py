@@ -107,8 +107,8 @@ def test_two_concurrent_runs_into_one_folder(tmp_path, capsys):
 
 
 def test_a_held_lock_stops_a_run_before_it_writes(tmp_path, capsys):
+    from moweights.errors import RunLockedError
     from moweights.pipeline.lock import RunLock
-    from rankers.exceptions import RunLockedError
 
     out = tmp_path / "out"
     out.mkdir()
@@ -142,8 +142,8 @@ def test_a_stale_lock_is_taken_over_with_a_warning(tmp_path):
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 def test_a_reused_pid_is_not_the_owner(tmp_path):
+    from moweights.errors import RunLockedError
     from moweights.pipeline.lock import RunLock, StaleLockWarning
-    from rankers.exceptions import RunLockedError
 
     # alive until the test kills it, however long the checks take on a busy machine
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
@@ -163,8 +163,8 @@ def test_a_reused_pid_is_not_the_owner(tmp_path):
 
 @pytest.mark.parametrize("kind", ["other host", "unreadable"])
 def test_locks_that_cannot_be_checked_are_respected(tmp_path, kind):
+    from moweights.errors import RunLockedError
     from moweights.pipeline.lock import RunLock
-    from rankers.exceptions import RunLockedError
 
     if kind == "other host":
         _write_lock(tmp_path, pid=_dead_pid(), host="elsewhere.example")
@@ -179,8 +179,8 @@ def test_locks_that_cannot_be_checked_are_respected(tmp_path, kind):
 
 
 def test_two_takers_of_one_stale_lock_never_both_win(tmp_path):
+    from moweights.errors import RunLockedError
     from moweights.pipeline.lock import RunLock
-    from rankers.exceptions import RunLockedError
 
     for _ in range(10):
         _write_lock(tmp_path, pid=_dead_pid())
@@ -290,8 +290,8 @@ def test_a_lock_that_no_run_wrote_stops_run_and_report_at_once(tmp_path, kind):
 
 
 def test_a_lock_that_cannot_be_written_whole_is_not_left_behind(tmp_path, monkeypatch):
+    from moweights.errors import OutputFolderError
     from moweights.pipeline.lock import RunLock
-    from rankers.exceptions import OutputFolderError
 
     def full(*args, **kwargs):
         raise OSError(28, "No space left on device")

@@ -11,8 +11,8 @@ import pytest
 
 import aggregation
 from moweights.config import load_config
+from moweights.errors import ConfigError
 from moweights.pipeline.runner import run
-from rankers.exceptions import ConfigError
 
 CONFIG = """
 [data]

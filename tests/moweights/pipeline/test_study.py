@@ -13,10 +13,10 @@ from scipy.stats import rankdata
 
 from moweights.cli import main
 from moweights.config import load_config
+from moweights.errors import ConfigError
 from moweights.output.folder import summary_text
 from moweights.pipeline import run
 from moweights.pipeline.study import _compare
-from rankers.exceptions import ConfigError
 
 RANKERS = """
 [[rankers]]

@@ -16,9 +16,9 @@ import pytest
 
 from moweights.cli import main
 from moweights.config import parse_config
+from moweights.errors import ConfigError
 from moweights.pipeline import run
 from moweights.pipeline.problems import data_problems, table_problems
-from rankers.exceptions import ConfigError
 
 pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
 

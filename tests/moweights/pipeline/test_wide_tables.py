@@ -139,7 +139,7 @@ def test_a_zip_header_is_read_by_pandas(tmp_path):
 )
 def test_an_unreadable_header_is_one_data_file_error(tmp_path, content, needle):
     from moweights.datasets import duplicate_columns, read_columns
-    from rankers.exceptions import DataFileError
+    from moweights.errors import DataFileError
 
     (tmp_path / "data.csv").write_bytes(content)
     for read in (read_columns, duplicate_columns):
