@@ -328,7 +328,8 @@ class AgnosSRanker(BaseRanker):
     **Do not shorten the training to save time.** Cut to 300 or 1,000 Adam steps (a small
     ``epochs``), the same protocol scored it worse than the default on most (data set,
     seed) pairs, and worse than a random ranking on most of them (the same file). The cost
-    is about 3,000 Adam steps through the ``D x h`` layers whatever the number of samples (~34 s at 100 x 5,000);
+    is about 3,000 Adam steps through the ``D x h`` layers whatever the number of samples
+    (~34 s at 100 x 5,000);
     narrower ``hidden_layer_sizes`` or ``latent_dim`` lower it per step.
 
     References
