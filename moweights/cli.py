@@ -22,7 +22,7 @@ import os
 import sys
 import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from moweights.errors import (
@@ -241,8 +241,22 @@ def _setup_logging(verbosity: int) -> None:
     logger.propagate = False
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    print(f"warning: {message}", file=sys.stderr)
+def _warning_printer() -> Callable[..., None]:
+    """A ``warnings.showwarning`` that prints each warning once per command.
+
+    A run fits every ranker on the whole data and again on every fold, so one data problem
+    (e.g. two constant features) warns once per fit; Python's own once-per-location rule
+    does not hold across the fits, whose ``catch_warnings`` blocks reset its registry.
+    """
+    seen: set[tuple[type, str]] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        text = " ".join(str(message).split())
+        if (category, text) not in seen:
+            seen.add((category, text))
+            print(f"warning: {message}", file=sys.stderr)
+
+    return show
 
 
 def _error_text(exc: BaseException) -> str:
@@ -270,7 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if verbosity == 0:
             warnings.simplefilter("ignore")
         else:
-            warnings.showwarning = _show_warning
+            warnings.showwarning = _warning_printer()
         try:
             return _flush(_COMMANDS[args.command](args, verbosity))
         except BrokenPipeError:

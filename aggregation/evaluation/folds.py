@@ -22,6 +22,7 @@ from numbers import Integral
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from joblib import delayed
 from sklearn.base import clone
 from sklearn.model_selection import KFold, StratifiedKFold
@@ -229,7 +230,7 @@ def resolve_ranker(ranker: Any, params: dict | None = None):
     return None
 
 
-def _fit_fold(est, X, y, train, names, seed, method):
+def _fit_fold(est, X, y, train, names, seed, method, named=False):
     est = clone(est)
     if "random_state" in est.get_params() and est.get_params()["random_state"] is None:
         est.set_params(random_state=int(seed))
@@ -238,7 +239,10 @@ def _fit_fold(est, X, y, train, names, seed, method):
         raise InvalidInputError(
             f"{type(est).__name__} is supervised: the fold rankings need a target y"
         )
-    est.fit(X[train], y[train] if needs_y else None)
+    Xt = X[train]
+    if named:  # the user's column names reach the fit's messages (a constant column)
+        Xt = pd.DataFrame(Xt, columns=list(names), copy=False)
+    est.fit(Xt, y[train] if needs_y else None)
     return Ranking(names, est.scores_, method, order_idx=est.ranking_)
 
 
@@ -289,6 +293,7 @@ def fold_rankings(
         )
     Xc, names = check_X(X)
     Xc = np.asarray(Xc)
+    named = names is not None and all(isinstance(n, str) for n in names)
     names = tuple(names) if names is not None else default_feature_names(Xc.shape[1])
     yc = None if y is None else np.asarray(y)
     if yc is not None and len(yc) != len(Xc):
@@ -300,7 +305,7 @@ def fold_rankings(
     if method is None:
         method = getattr(est, "name", None) or type(est).__name__
     jobs = (
-        delayed(_fit_fold)(est, Xc, yc, train, names, seeds[f], method)
+        delayed(_fit_fold)(est, Xc, yc, train, names, seeds[f], method, named)
         for f, (train, _) in enumerate(splits)
     )
     rankings = run_in_order(jobs, n_jobs=n_jobs, progress=progress)

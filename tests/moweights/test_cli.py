@@ -429,3 +429,46 @@ def test_readme_registry_table_is_current(repo):
     first_screen = readme[: readme.index("## A short tour")]
     commands = [line for line in first_screen.splitlines() if line.startswith("python3 -m venv")]
     assert len(commands) == 2  # install+run the default job; install+run the tests
+
+
+def test_a_data_warning_is_printed_once_with_the_users_names(tmp_path, capsys):
+    # issue 48 item 18: the weighting benchmark's constant f7 and f8 warned once per fit
+    # (the whole data, then every fold), and the fold fits named them x6 and x7
+    path = tmp_path / "w.toml"
+    path.write_text(
+        textwrap.dedent(
+            """
+            [data]
+            builtin = "weighting_benchmark"
+            n_samples = 60
+            [[rankers]]
+            name = "relieff"
+            [[rankers]]
+            name = "info_gain"
+            [evaluation]
+            cv = 3
+            [evaluation.topk]
+            enabled = false
+            [evaluation.error_curves]
+            enabled = false
+            [evaluation.clustering]
+            enabled = false
+            [run]
+            random_state = 0
+            n_jobs = 1
+            """
+        )
+    )
+    assert main(["run", str(path), "-o", str(tmp_path / "out")]) == 0
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if "constant feature" in ln]
+    assert lines == ["warning: 2 constant feature(s) get the lowest score: f7, f8"]
+
+
+def test_fold_fits_see_the_column_names(recwarn):
+    from aggregation.evaluation import fold_rankings
+
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(30, 4)), columns=list("abcd"))
+    X["c"] = 1.0
+    fold_rankings("variance", X, cv=3, random_state=0)
+    texts = {str(w.message) for w in recwarn if "constant feature" in str(w.message)}
+    assert texts == {"1 constant feature(s) get the lowest score: c"}
