@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 ad = pytest.importorskip(
-    "anndata", reason="needs the optional extra moweights[scverse] (pip install anndata)"
+    "anndata", reason="needs the 'scverse' extra: pip install '.[scverse]'"
 )
 
 import rankers  # noqa: E402
@@ -251,7 +251,9 @@ def test_rank_markers_n_genes_and_errors():
 
 
 def test_markers_match_scanpy_rank_genes_groups():
-    sc = pytest.importorskip("scanpy", reason="scanpy is the reference (its own venv in CI)")
+    sc = pytest.importorskip(
+        "scanpy", reason="needs 'scanpy' as the reference: pip install scanpy"
+    )
     for method, members in (("t-test", ("t_test",)), ("wilcoxon", ("wilcoxon",))):
         for tie_correct in (False, True) if method == "wilcoxon" else (False,):
             ours = make_adata(sparse=True)
