@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 from joblib import Parallel, delayed
 
-from rankers._parallel import on_local_threads, remote_backend
 from rankers.exceptions import InvalidParameterError
+from rankers.utils.parallel import on_local_threads, remote_backend
 from rankers.validation import check_n_jobs
 
 __all__ = ["Progress", "check_progress", "run_in_order", "watched"]

@@ -19,9 +19,9 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.exceptions import FewSamplesWarning, InvalidInputError, InvalidParameterError
+from rankers.utils.param_validation import Interval, StrOptions
 
 __all__ = ["AUTO_MAX_MEMBERS", "POOLS", "StackedRanker", "best_first", "choose_members"]
 

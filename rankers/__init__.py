@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rankers._lazy import attach
+from rankers.utils.lazy import attach
 
 #: submodule -> the public names it defines: the package's one list of its names
 _EXPORTS = {
@@ -41,6 +41,7 @@ _getattr, _dir, __all__ = attach(
         "supervised",
         "ties",
         "unsupervised",
+        "utils",
         "validation",
     ),
 )

@@ -14,7 +14,6 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from rankers._param_validation import Interval, SklearnInvalidParameterError, StrOptions
 from rankers.columns import column_extremes
 from rankers.context import FitContext, Scores
 from rankers.exceptions import (
@@ -27,6 +26,7 @@ from rankers.memory import memory_errors
 from rankers.preprocessing import scale_by_power_of_two
 from rankers.tags import RankerTags
 from rankers.ties import TIE_RTOL, tie_groups
+from rankers.utils.param_validation import Interval, SklearnInvalidParameterError, StrOptions
 from rankers.validation import (
     check_finite,
     check_X,

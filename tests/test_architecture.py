@@ -62,6 +62,8 @@ def _plant(path: Path, line: str) -> None:
     ("module", "line", "reported"),
     [
         ("rankers/ties.py", "import aggregation.ranking", "rankers <- aggregation"),
+        ("rankers/utils/lazy.py", "import rankers.ties", "rankers.utils: the shared"),
+        ("rankers/utils/parallel.py", "import rankers.base", "rankers: the rankers"),
         ("aggregation/ranking.py", "import moweights.errors", "rankers <- aggregation"),
         ("aggregation/_names.py", "from aggregation import combine", "no import cycle"),
         ("aggregation/evaluation/topk.py", "import aggregation.federated.rank", "evaluation"),
@@ -92,6 +94,60 @@ def test_an_old_path_put_back_breaks_the_contract_that_keeps_it_gone(tree, old):
     assert done.returncode != 0
     assert "BROKEN" in done.stdout and "stay gone" in done.stdout
     assert f"{old.removesuffix('.py').replace('/', '.')} exists again" in done.stdout
+
+
+def test_the_shared_helpers_contract_names_every_other_module_of_rankers():
+    config = _contracts()
+    (contract,) = [c for c in config if c["name"].startswith("rankers.utils: the shared")]
+    siblings = {
+        f"rankers.{p.stem}"
+        for p in (REPO / "rankers").iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()
+    }
+    expected = (siblings - {"rankers.utils"}) | {"aggregation", "moweights"}
+    assert set(contract["forbidden_modules"]) == expected
+
+
+def _contracts() -> list[dict]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)["tool"]["importlinter"]["contracts"]
+
+
+def _private_module_imports(package: Path) -> list[str]:
+    """Imports, in ``package``, of a private module (a ``_name`` part) of another package."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                modules = [node.module]
+            elif isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            else:
+                continue
+            for module in modules:
+                parts = module.split(".")
+                private = any(p.startswith("_") and not p.endswith("__") for p in parts)
+                if parts[0] in PACKAGES and parts[0] != package.name and private:
+                    found.append(f"{path.relative_to(package.parent)}:{node.lineno}: {module}")
+    return found
+
+
+@pytest.mark.parametrize("package", NO_PRIVATE_IMPORTS)
+def test_no_module_imports_a_private_module_of_another_package(package):
+    assert _private_module_imports(REPO / package) == []
+
+
+def test_a_planted_private_module_import_is_found(tree):
+    line = "from rankers.unsupervised._affinity import knn_affinity"
+    _plant(tree / "aggregation/compare.py", line)
+    lines = len((tree / "aggregation/compare.py").read_text().splitlines())
+    assert _private_module_imports(tree / "aggregation") == [
+        f"aggregation/compare.py:{lines}: rankers.unsupervised._affinity"
+    ]
 
 
 def _private_imports(package: Path) -> list[str]:

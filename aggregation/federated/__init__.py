@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rankers._lazy import attach
+from rankers.utils.lazy import attach
 
 #: submodule -> the public names it defines: the package's one list of its names
 _EXPORTS = {

@@ -114,7 +114,7 @@ def _constraint_json(constraint: Any) -> dict | None:
     """A scikit-learn parameter constraint as JSON Schema; None when TOML cannot say it."""
     from numbers import Integral, Real
 
-    from rankers._param_validation import Interval, StrOptions
+    from rankers.utils.param_validation import Interval, StrOptions
 
     if isinstance(constraint, Interval):
         out: dict[str, Any] = {"type": "integer" if constraint.type is Integral else "number"}

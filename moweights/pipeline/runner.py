@@ -77,7 +77,7 @@ def _dask_backend(client):
     scikit-learn's default) included: a tree of a single-job forest or a nearest-neighbour
     query became a task of milliseconds. Here such a loop runs in the calling process, as
     with every other backend; the run's parallel steps (``n_jobs`` > 1) go to the cluster,
-    in tasks of a sensible grain (``rankers._parallel``, ``aggregation._tasks``).
+    in tasks of a sensible grain (``rankers.utils.parallel``, ``aggregation._tasks``).
     """
     from joblib._dask import DaskDistributedBackend
 

@@ -37,11 +37,11 @@ from moweights.weighting.width import (
     search_seconds,
     seeded_population,
 )
-from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.exceptions import MoweightsError
 from rankers.memory import check_memory
 from rankers.preprocessing import minmax_scale
+from rankers.utils.param_validation import Interval, StrOptions
 
 __all__ = ["FRONT_TO_RANKING", "MOWeighting"]
 

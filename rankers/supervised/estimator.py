@@ -10,10 +10,10 @@ from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.inspection import permutation_importance
 from sklearn.utils import check_random_state
 
-from rankers._param_validation import HasMethods, Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 from rankers.preprocessing import standardise
+from rankers.utils.param_validation import HasMethods, Interval, StrOptions
 from rankers.validation import check_n_jobs
 
 __all__ = ["EstimatorImportanceRanker"]

@@ -11,10 +11,10 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.inspection import permutation_importance
 from sklearn.utils import check_random_state
 
-from rankers._parallel import on_local_threads, remote_backend
-from rankers._param_validation import Interval, RealNotInt, StrOptions
 from rankers.base import BaseRanker
 from rankers.preprocessing import standardise
+from rankers.utils.parallel import on_local_threads, remote_backend
+from rankers.utils.param_validation import Interval, RealNotInt, StrOptions
 from rankers.validation import check_n_jobs
 
 __all__ = ["RandomForestRanker"]

@@ -9,11 +9,11 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import special
 
-from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.exceptions import InvalidInputError
 from rankers.preprocessing import scale_by_power_of_two
 from rankers.ties import TIE_RTOL, tied_ranks
+from rankers.utils.param_validation import Interval, StrOptions
 
 __all__ = ["Chi2Ranker", "InfoGainRanker", "discretise"]
 

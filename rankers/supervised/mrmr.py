@@ -23,11 +23,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.supervised.information import discretise
 from rankers.supervised.univariate import f_statistic
 from rankers.ties import TIE_RTOL, first_max, order_desc
+from rankers.utils.param_validation import Interval, StrOptions
 
 __all__ = ["CMIMRanker", "JMIRanker", "MRMRRanker"]
 

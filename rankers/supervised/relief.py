@@ -8,11 +8,11 @@ from typing import ClassVar
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from rankers._param_validation import Interval
 from rankers.base import BaseRanker
 from rankers.exceptions import InvalidInputError
 from rankers.preprocessing import minmax_scale
 from rankers.ties import kth_nearest
+from rankers.utils.param_validation import Interval
 from rankers.validation import column_mask
 
 __all__ = ["RReliefFRanker", "ReliefFRanker"]

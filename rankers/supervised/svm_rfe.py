@@ -9,9 +9,9 @@ import numpy as np
 from sklearn.svm import SVC
 from tqdm.auto import tqdm
 
-from rankers._param_validation import Interval, RealNotInt, StrOptions
 from rankers.base import BaseRanker
 from rankers.preprocessing import column_norms, minmax_scale
+from rankers.utils.param_validation import Interval, RealNotInt, StrOptions
 
 try:  # the solver behind SVC, without SVC's per-call validation (~10x its solve time here)
     from sklearn.svm import _libsvm

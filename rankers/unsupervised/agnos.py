@@ -11,12 +11,12 @@ import numpy as np
 from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
-from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.exceptions import InvalidParameterError
 from rankers.neighbors import nearest_neighbors
 from rankers.preprocessing import column_norms
 from rankers.ties import TIE_RTOL
+from rankers.utils.param_validation import Interval, StrOptions
 
 __all__ = ["AgnosSRanker", "twonn_dimension"]
 

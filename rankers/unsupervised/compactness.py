@@ -7,10 +7,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.neighbors import nearest_neighbors
 from rankers.preprocessing import minmax_scale
+from rankers.utils.param_validation import Interval, StrOptions
 
 __all__ = ["CompactnessRanker"]
 

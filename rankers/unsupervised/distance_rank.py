@@ -11,11 +11,11 @@ from joblib import Parallel, delayed, effective_n_jobs
 from scipy.spatial.distance import pdist
 from sklearn.utils import check_random_state
 
-from rankers._param_validation import Interval, RealNotInt, StrOptions
 from rankers.base import BaseRanker
 from rankers.memory import check_memory
 from rankers.preprocessing import minmax_scale
 from rankers.ties import TIE_RTOL
+from rankers.utils.param_validation import Interval, RealNotInt, StrOptions
 from rankers.validation import check_n_jobs
 
 __all__ = ["DistanceRankRanker"]

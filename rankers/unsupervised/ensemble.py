@@ -15,11 +15,11 @@ from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.tree import DecisionTreeRegressor, ExtraTreeRegressor
 from sklearn.utils import check_random_state
 
-from rankers._parallel import on_local_threads, remote_backend
-from rankers._param_validation import Interval, RealNotInt, StrOptions
 from rankers.base import BaseRanker
 from rankers.exceptions import MoweightsError
 from rankers.ties import TIE_RTOL
+from rankers.utils.parallel import on_local_threads, remote_backend
+from rankers.utils.param_validation import Interval, RealNotInt, StrOptions
 from rankers.validation import check_n_jobs
 
 __all__ = ["Genie3Ranker", "RFScoreRanker"]

@@ -10,7 +10,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.memory import check_memory
 from rankers.ties import TIE_RTOL, first_max
@@ -21,6 +20,7 @@ from rankers.unsupervised._frane_graph import (
     dissimilarities,
     rqh_upper_bound,
 )
+from rankers.utils.param_validation import Interval, StrOptions
 
 __all__ = ["FRANeRanker", "pagerank", "ranking_quality"]
 

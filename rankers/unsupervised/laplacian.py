@@ -8,7 +8,6 @@ from typing import ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.neighbors import (
     AUTO_COMPONENTS,
@@ -20,6 +19,7 @@ from rankers.neighbors import (
     search_space,
 )
 from rankers.preprocessing import scale_features
+from rankers.utils.param_validation import Interval, StrOptions
 
 __all__ = ["LaplacianRanker"]
 

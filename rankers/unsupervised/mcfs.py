@@ -11,7 +11,6 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lars
 from sklearn.utils import check_random_state
 
-from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.preprocessing import column_norms
 from rankers.ties import duplicate_columns
@@ -22,6 +21,7 @@ from rankers.unsupervised._affinity import (
     nontrivial_eigenvectors,
 )
 from rankers.unsupervised._lars import lar_end_coef
+from rankers.utils.param_validation import Interval, StrOptions
 
 __all__ = ["MCFSRanker"]
 

@@ -12,10 +12,10 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
-from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.kmeans import kmeans_labels
 from rankers.unsupervised._affinity import METRICS, WEIGHT_MODES, knn_affinity, normalized_degrees
+from rankers.utils.param_validation import Interval, StrOptions
 
 __all__ = ["NDFSRanker"]
 

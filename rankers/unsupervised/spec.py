@@ -10,11 +10,11 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils import check_random_state
 
-from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.memory import check_memory
 from rankers.neighbors import choose_components, search_space
 from rankers.unsupervised._affinity import knn_affinity, nontrivial_eigenvectors
+from rankers.utils.param_validation import Interval, StrOptions
 
 __all__ = ["SPECRanker"]
 

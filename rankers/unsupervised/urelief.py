@@ -9,9 +9,9 @@ import numpy as np
 from scipy.spatial.distance import cdist
 from sklearn.utils import check_random_state
 
-from rankers._param_validation import Interval, RealNotInt
 from rankers.base import BaseRanker
 from rankers.ties import kth_nearest
+from rankers.utils.param_validation import Interval, RealNotInt
 from rankers.validation import column_mask
 
 __all__ = ["UReliefRanker"]

@@ -8,11 +8,11 @@ from typing import ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.columns import column_extremes
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 from rankers.preprocessing import scale_features
+from rankers.utils.param_validation import Interval, StrOptions
 
 __all__ = ["VarianceRanker"]
 

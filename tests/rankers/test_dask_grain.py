@@ -16,7 +16,7 @@ import pytest
 from joblib import delayed, parallel_config
 
 import rankers
-from rankers._parallel import remote_backend
+from rankers.utils.parallel import remote_backend
 
 distributed = pytest.importorskip(
     "distributed", reason="needs the 'dask' extra: pip install '.[dask]'"

@@ -11,11 +11,11 @@ import scipy.sparse as sp
 from scipy.spatial.distance import pdist, squareform
 from sklearn.exceptions import ConvergenceWarning
 
-from rankers._param_validation import Interval, StrOptions
 from rankers.base import BaseRanker
 from rankers.memory import check_memory
 from rankers.preprocessing import column_norms, minmax_scale
 from rankers.ties import TIE_RTOL, first_max
+from rankers.utils.param_validation import Interval, StrOptions
 
 __all__ = ["FRANeRanker", "pagerank", "ranking_quality"]
 
