@@ -24,7 +24,6 @@ from aggregation.federated import (
 from aggregation.federated.sites import site_job
 from aggregation.ranking import GenericRanking, Ranking
 from rankers.exceptions import (
-    DataFileError,
     FeatureMismatchError,
     InvalidInputError,
     InvalidParameterError,
@@ -34,6 +33,10 @@ from rankers.exceptions import (
 pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
 
 FEATURES = ["f1", "f2", "f3", "f10"]  # natural order: f1, f2, f3, f10
+
+
+class DataFileError(InvalidInputError):
+    """A stand-in of the application's reader error (moweights.errors, a layer above)."""
 
 
 def _site(stds, m=40, seed=0, target=False) -> pd.DataFrame:
