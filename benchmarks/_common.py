@@ -202,13 +202,27 @@ def make_clusters(m: int, n: int, seed: int, n_classes: int = 5) -> tuple[np.nda
     return X + 5.0, y
 
 
+def load_dataset(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """``X`` as float64 (the files keep uint8/int16/... dtypes) and ``Y`` as a 1-D array (the
+    file's dtype), read by the product's reader (``moweights.datasets.load_file``, which
+    reads a ``.mat`` file with ``read_mat`` of the data-files package)."""
+    from moweights.datasets import load_file
+
+    frame, target = load_file(path)
+    # X in Fortran order, as scipy.io.loadmat returns it and as the committed results were
+    # computed from it: BLAS sums depend on the memory order, and the committed protocol
+    # and leaderboard tables must re-derive bit for bit. The product's reader gives the
+    # same bytes, dtypes and order on all 20 scikit-feature sets today, but the order
+    # comes from pandas' internals: made explicit here (no copy when it already holds)
+    X = np.asfortranarray(frame.to_numpy(dtype=np.float64))
+    return X, np.asarray(target).ravel()
+
+
 def load_skfeature(name: str) -> tuple[np.ndarray, np.ndarray] | None:
     """A scikit-feature data set from ../shared/data/skfeature, or None when absent."""
     path = SHARED_DATA / "skfeature" / f"{name}.mat"
     if not path.is_file():
         return None
-    from benchmarks._protocol import load_dataset
-
     return load_dataset(path)
 
 

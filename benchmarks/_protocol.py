@@ -129,22 +129,6 @@ def select_datasets(
     return chosen, skipped
 
 
-def load_dataset(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
-    """``X`` as float64 (the files keep uint8/int16/... dtypes) and ``Y`` as a 1-D array (the
-    file's dtype), read by the product's reader (``moweights.datasets.load_file``, which
-    reads a ``.mat`` file with ``read_mat`` of the data-files package)."""
-    from moweights.datasets import load_file
-
-    frame, target = load_file(path)
-    # X in Fortran order, as scipy.io.loadmat returns it and as the committed results were
-    # computed from it: BLAS sums depend on the memory order, and the committed protocol
-    # and leaderboard tables must re-derive bit for bit. The product's reader gives the
-    # same bytes, dtypes and order on all 20 scikit-feature sets today, but the order
-    # comes from pandas' internals: made explicit here (no copy when it already holds)
-    X = np.asfortranarray(frame.to_numpy(dtype=np.float64))
-    return X, np.asarray(target).ravel()
-
-
 # ------------------------------------------------------------------ cells and cache
 # the packages whose code a cell's result can go through (the others are libraries)
 _PROJECT = ("rankers", "aggregation", "moweights")

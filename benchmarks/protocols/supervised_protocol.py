@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks import _protocol as harness  # the protocols' harness: cells, cache, parts, tables
+from benchmarks._common import load_dataset
 
 PROTOCOL = "supervised"
 RANKERS = ("info_gain", "relieff", "svm_rfe", "random_forest")
@@ -76,7 +77,7 @@ def compute_cell(payload: dict) -> dict:
     from aggregation.evaluation import ffa_rfa, random_curves
 
     s = payload["settings"]
-    X, y = harness.load_dataset(payload["path"])
+    X, y = load_dataset(payload["path"])
     y = np.unique(y, return_inverse=True)[1]  # {-1, 1} and 1..C alike -> 0..C-1
     curve_args = {
         "cv": s["folds"],
@@ -164,7 +165,7 @@ def feasible_folds(folds: int, path: str) -> int:
     classes, the largest of 9); such a data set gets as many folds as its largest class
     has samples, and the summary names it.
     """
-    _, y = harness.load_dataset(path)
+    _, y = load_dataset(path)
     return int(min(folds, np.unique(y, return_counts=True)[1].max()))
 
 

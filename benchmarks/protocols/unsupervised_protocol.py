@@ -35,6 +35,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 
 from benchmarks import _protocol as harness  # the protocols' harness: cells, cache, parts, tables
+from benchmarks._common import load_dataset
 
 PROTOCOL = "unsupervised"
 #: variant -> (metric, neighbours, top features compared)
@@ -113,7 +114,7 @@ def compute_cell(payload: dict) -> dict:
 
     s = payload["settings"]
     _PARTS["dir"] = payload.get("parts_dir")
-    X, _ = harness.load_dataset(payload["path"])
+    X, _ = load_dataset(payload["path"])
     n = X.shape[1]
     ranker = payload["ranker"]
     est = "random" if ranker == "random" else _FittedOnce(ranker, s["params"] or None)

@@ -26,8 +26,8 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from aggregation.evaluation import error_curves
-from benchmarks._common import cpu_call
-from benchmarks._protocol import DEFAULT_DATA_DIR, list_datasets, load_dataset, to_markdown
+from benchmarks._common import cpu_call, load_dataset
+from benchmarks._protocol import DEFAULT_DATA_DIR, list_datasets, to_markdown
 
 
 def compare(name: str, n_random: int, repeat: int, per_call: bool) -> dict:

@@ -1,4 +1,4 @@
-"""benchmarks._protocol.load_dataset reads through the product's reader and gives what
+"""benchmarks._common.load_dataset reads through the product's reader and gives what
 scipy.io.loadmat gives, to the byte and in the same (Fortran) memory order: the committed
 protocol and leaderboard tables were computed from loadmat's arrays, and BLAS sums depend
 on the order."""
@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 from scipy.io import loadmat, savemat
 
-from benchmarks._common import load_skfeature
-from benchmarks._protocol import load_dataset
+from benchmarks._common import load_dataset, load_skfeature
 
 COLON = Path(__file__).resolve().parents[3] / "shared" / "data" / "skfeature" / "colon.mat"
 

@@ -44,7 +44,7 @@ def data(proto, tmp_path_factory):
         return (
             REAL_DATA,
             [d.name for d in chosen],
-            {d.name: proto.load_dataset(d.path) for d in chosen},
+            {d.name: _script("_common").load_dataset(d.path) for d in chosen},
         )
     folder = tmp_path_factory.mktemp("skfeature")
     rng = np.random.default_rng(0)
