@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 #: every top-level package of the repository whose modules import one another
 PACKAGES = ("rankers", "aggregation", "moweights", "benchmarks", "tests")
 
-pytest.importorskip("grimp", reason="needs the 'test' extra (import-linter): pip install '.[test]'")
+pytest.importorskip("grimp", reason="needs the 'test' extra: pip install '.[test]'")
 
 # run in a child whose only path is ``root``: pytest's own module names for the tests
 # (``--import-mode=importlib``) and any ``tests`` package installed elsewhere stay out
