@@ -48,9 +48,10 @@ def _backend(config: RunConfig) -> Iterator[int]:
     default "loky" the libraries keep their own hints (threads for many small tree fits,
     processes for folds): forcing a process pool on every call made genie3 on iris take
     a minute at ``-j 16`` instead of a second. With "dask" a loop of one job stays in the
-    calling process (:func:`_dask_backend`) and the parallel steps reach the cluster in
-    tasks of 0.1 s or more (issue 39: on the default demo 27 tasks, none under 50 ms,
-    where one task a tree made 2,200; ``benchmarks/results/dask_run.md``).
+    calling process (:func:`moweights.pipeline.dask_backend.one_job_here`) and the
+    parallel steps reach the cluster in tasks of 0.1 s or more (issue 39: on the default
+    demo 27 tasks, none under 50 ms, where one task a tree made 2,200;
+    ``benchmarks/results/dask_run.md``).
     """
     from threadpoolctl import threadpool_limits
 
@@ -61,42 +62,14 @@ def _backend(config: RunConfig) -> Iterator[int]:
             yield check_n_jobs(run_.n_jobs, what="[run].n_jobs")
         return
     from moweights.pipeline.cluster import connect
+    from moweights.pipeline.dask_backend import one_job_here
 
     client = connect(run_.scheduler)  # checked first: silence or garbage is an error
     try:
-        with parallel_config(backend=_dask_backend(client)):
+        with parallel_config(backend=one_job_here(client)):
             yield check_n_jobs(-1 if run_.n_jobs is None else run_.n_jobs, what="[run].n_jobs")
     finally:
         client.close()
-
-
-def _dask_backend(client):
-    """joblib's Dask backend for the run, except that a loop of one job runs here.
-
-    joblib's own sends every ``Parallel`` call to the cluster, ``n_jobs=1`` (or None,
-    scikit-learn's default) included: a tree of a single-job forest or a nearest-neighbour
-    query became a task of milliseconds. Here such a loop runs in the calling process, as
-    with every other backend; the run's parallel steps (``n_jobs`` > 1) go to the cluster,
-    in tasks of a sensible grain (``rankers.utils.parallel``, ``aggregation._tasks``).
-    """
-    from joblib._dask import DaskDistributedBackend
-
-    class _OneJobHere(DaskDistributedBackend):
-        default_n_jobs = 1  # n_jobs=None means one job, as on joblib's other backends
-
-        def effective_n_jobs(self, n_jobs):
-            return 1 if n_jobs in (None, 1) else super().effective_n_jobs(n_jobs)
-
-        def configure(self, n_jobs=1, parallel=None, **backend_args):
-            if n_jobs in (None, 1):
-                self.parallel = parallel
-                return 1
-            return super().configure(n_jobs=n_jobs, parallel=parallel, **backend_args)
-
-        def get_nested_backend(self):
-            return _OneJobHere(client=self.client), -1
-
-    return _OneJobHere(client=client)
 
 
 def run(

@@ -105,11 +105,11 @@ def test_the_runs_backend_keeps_one_job_loops_here(client):
     # joblib's own Dask backend sends n_jobs=1 (and scikit-learn's None) to the cluster
     from joblib import Parallel
 
-    from moweights.pipeline.runner import _dask_backend
+    from moweights.pipeline.dask_backend import one_job_here
 
     start = time.time()
     client.get_task_stream(start=0, stop=0)
-    with parallel_config(backend=_dask_backend(client)):
+    with parallel_config(backend=one_job_here(client)):
         assert remote_backend()
         one = Parallel(n_jobs=1)(delayed(abs)(-i) for i in range(6))
         default = Parallel()(delayed(abs)(-i) for i in range(6))
