@@ -72,6 +72,8 @@ AGGREGATES = ("mean_rank", "borda", "kemeny_top32", "generic_tol")
 #: which Kolde et al. apply RRA and Cormack et al. fuse runs
 FUSIONS = ("rra", "rrf", "best_rank")
 ENSEMBLES = ("stacked_top3", "stacked_top1", "stacked_auto")
+#: the NSGA-II weighting, the fourth contender of the head-to-head table (issue 46)
+WEIGHTING = "mo_weighting"
 #: how many members each ensemble combines (moweights.ensemble.choose_members)
 ENSEMBLE_MEMBERS = {"stacked_top3": 3, "stacked_top1": 1, "stacked_auto": "auto"}
 GENERIC_TOLERANCE = 0.2
@@ -81,6 +83,14 @@ N_RANDOM = 10
 ECA_MAX_SAMPLES = 500
 #: about 32 subset sizes per curve, as the supervised protocol's default grid
 ECA_POINTS = 32
+#: where fold scores are cached (``scores/<protocol>/<data set>/<method>__<key>.json``):
+#: set by :func:`main` from ``--cache-dir``; a re-scoring of committed orders defaults to
+#: ``<out>/.cache`` (its own output folder), a scoring of fits to the fit cache
+SCORE_CACHE: Path | None = None
+
+
+def _score_cache() -> Path:
+    return fits.CACHE if SCORE_CACHE is None else SCORE_CACHE
 
 
 # ------------------------------------------------------------------ scoring one ranking
@@ -143,7 +153,7 @@ def cached_scores(protocol, method, orders, X, y, folds, dataset) -> dict[str, n
         for order in orders:
             digest.update(np.asarray(order[:64], np.int64).tobytes())
     path = (
-        fits.CACHE
+        _score_cache()
         / "scores"
         / protocol
         / dataset.name
@@ -168,7 +178,11 @@ def cached_eca(method, orders, X, y, folds, dataset) -> float:
         digest.update(np.asarray(test, np.int64).tobytes())
         digest.update(np.asarray(order, np.int64).tobytes())
     path = (
-        fits.CACHE / "scores" / "eca" / dataset.name / f"{method}__{digest.hexdigest()[:16]}.json"
+        _score_cache()
+        / "scores"
+        / "eca"
+        / dataset.name
+        / f"{method}__{digest.hexdigest()[:16]}.json"
     )
     if path.is_file():
         return json.loads(path.read_text())["eca"]
@@ -452,12 +466,16 @@ def regret(table: pd.DataFrame, higher: bool, singles: list[str]) -> pd.DataFram
 
 
 def head_to_head(table: pd.DataFrame, higher: bool, stats: dict) -> list[dict]:
-    """The issue's three contenders pairwise: the best single ranker, the best aggregate
-    (lowest average rank of :data:`AGGREGATES`, the first of them on a tie) and the
-    product's ensemble ``stacked_auto``; Wilcoxon signed-rank (zsplit) per pair, Holm over
-    these three pairs (``stats``: :func:`statistics` of the same table, whose average ranks
-    and best single ranker it reads). Empty when the table lacks an aggregate or the
+    """The issue's contenders pairwise: the best single ranker, the best aggregate (lowest
+    average rank of :data:`AGGREGATES` and :data:`FUSIONS`, the first of them in that order
+    on a tie), the product's ensemble ``stacked_auto`` and, where the table has it, the
+    NSGA-II weighting ``mo_weighting`` (the pre-registration of leaderboard/README.md);
+    Wilcoxon signed-rank (zsplit) per pair, Holm over these pairs (three, or six with
+    ``mo_weighting``). ``stats``: :func:`statistics` of the same table, whose average ranks
+    and best single ranker it reads. Empty when the table lacks an aggregate or the
     ensemble."""
+    from itertools import combinations
+
     from scipy.stats import wilcoxon
 
     ranks = stats["average_ranks"]
@@ -468,7 +486,9 @@ def head_to_head(table: pd.DataFrame, higher: bool, stats: dict) -> list[dict]:
     # equal average ranks (sums of the same ranks): the first in AGGREGATES' order
     best_aggregate = min(aggregates, key=lambda m: (round(ranks[m], 9), every.index(m)))
     names = [stats["best_single"], best_aggregate, "stacked_auto"]
-    pairs = [(names[0], names[1]), (names[0], names[2]), (names[1], names[2])]
+    if WEIGHTING in ranks and WEIGHTING not in names:
+        names.append(WEIGHTING)
+    pairs = list(combinations(names, 2))
     rows = []
     for a, b in pairs:
         d = table[a] - table[b]
@@ -542,6 +562,12 @@ def main(argv: list[str] | None = None) -> dict:
     )
     parser.add_argument("--data-dir", type=Path, default=fits.DATA_DIR)
     parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        help="the fold scores' cache (default: with --from-orders OUT/.cache, else the fit "
+        "cache, $MOWEIGHTS_LEADERBOARD_CACHE)",
+    )
+    parser.add_argument(
         "--fusion-members",
         nargs="+",
         metavar="METHOD",
@@ -558,6 +584,8 @@ def main(argv: list[str] | None = None) -> dict:
 
     threadpool_limits(1)  # one core: BLAS and OpenMP on one thread (forked children too)
     argv_text = " ".join(sys.argv[1:] if argv is None else argv)
+    global SCORE_CACHE
+    SCORE_CACHE = args.cache_dir or (args.out / ".cache" if args.from_orders else None)
     protocol = args.protocol
     present, missing = fits.list_datasets(args.data_dir)
     if args.datasets:
@@ -683,8 +711,10 @@ def main(argv: list[str] | None = None) -> dict:
         if stats["head_to_head"]:
             lines += [
                 "",
-                "Head to head: the best single ranker, the best aggregate and the ensemble "
-                "(`stacked_auto`), Wilcoxon signed-rank (zsplit), Holm over these three pairs:",
+                "Head to head: the best single ranker, the best aggregate, the ensemble "
+                "(`stacked_auto`) and, where ranked, the NSGA-II weighting (`mo_weighting`); "
+                f"Wilcoxon signed-rank (zsplit), Holm over these {len(stats['head_to_head'])} "
+                "pairs:",
                 "",
                 "| a | b | average ranks | wins a / b | p | p (Holm) |",
                 "|---|---|---|---|---|---|",

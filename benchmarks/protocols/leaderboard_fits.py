@@ -52,7 +52,12 @@ from moweights.ensemble import POOLS
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = ROOT.parent / "shared" / "data" / "skfeature"
-CACHE = Path(os.environ.get("MOWEIGHTS_LEADERBOARD_CACHE", "/work/bench-cache/leaderboard"))
+#: the fit cache, outside the clone: $MOWEIGHTS_LEADERBOARD_CACHE, else the user's cache
+#: folder ($XDG_CACHE_HOME or ~/.cache)/moweights-leaderboard
+CACHE = Path(
+    os.environ.get("MOWEIGHTS_LEADERBOARD_CACHE")
+    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "moweights-leaderboard"
+)
 #: a near copy of ORL, left out as in the ensemble and FRANe papers (§5.1)
 NOT_INDEPENDENT = ("orlraws10P",)
 #: queue order only (cheap first), from the unsupervised and supervised protocols' costs

@@ -154,6 +154,9 @@ def test_supervised_scores_mean_what_they_say(lb, tmp_path):
     )  # fmt: skip
     rederived = pd.read_csv(again / "supervised" / "scores_bacc_1_64.csv", index_col="dataset")
     pd.testing.assert_frame_equal(rederived[sorted(methods)], scores[sorted(methods)])
+    # a re-scoring keeps its score cache in its own output folder, not the fit cache
+    assert any((again / ".cache" / "scores" / "supervised").rglob("*.json"))
+    assert not (tmp_path / "empty-cache").exists()
 
 
 def test_aggregates_use_only_their_folds_members(lb):
@@ -331,3 +334,27 @@ def test_the_board_re_derives_from_its_fold_table(lb, tmp_path):
     board = pd.read_csv(out / "supervised.csv").set_index("method")["average_rank"]
     ranks = wide[board.index].rank(axis=1, ascending=False).mean(axis=0)
     np.testing.assert_array_equal(board.to_numpy(), ranks[board.index].to_numpy())
+
+
+def test_the_head_to_head_adds_the_weighting_as_a_fourth_contender(lb):
+    """With mo_weighting on the board: its six pairs, Holm over six; rra the best aggregate
+    where it has the lowest average rank of the seven."""
+    _, leaderboard, _ = lb
+    rng = np.random.default_rng(1)
+    base = rng.random(9)
+    cols = {
+        "jmi": base, "mrmr": base - 0.2, "mean_rank": base - 0.1, "rra": base - 0.05,
+        "stacked_auto": base + rng.normal(0, 0.05, 9), "mo_weighting": base - 0.3,
+    }  # fmt: skip
+    table = pd.DataFrame(cols, index=range(9))
+    stats = leaderboard.statistics(table, True, ["jmi", "mrmr", "mo_weighting"])
+    rows = leaderboard.head_to_head(table, True, stats)
+    names = ["jmi", "rra", "stacked_auto", "mo_weighting"]
+    assert [(r["a"], r["b"]) for r in rows] == [
+        (a, b) for i, a in enumerate(names) for b in names[i + 1 :]
+    ]
+    raw = np.array([r["p"] for r in rows])
+    assert all(r["p_holm"] >= r["p"] for r in rows)
+    assert max(r["p_holm"] for r in rows) <= 1.0
+    smallest = int(np.argmin(raw))
+    assert rows[smallest]["p_holm"] == pytest.approx(min(1.0, 6 * raw[smallest]))
