@@ -34,6 +34,7 @@ from rankers.validation import (
     default_feature_names,
     target_task,
     warn_few_samples,
+    warn_labels_as_quantity,
 )
 
 __all__ = ["BaseRanker"]
@@ -354,11 +355,17 @@ class BaseRanker(SelectorMixin, BaseEstimator):
                 "it is supervised; pass fit(X, y) or choose an unsupervised ranker"
             )
         kind = self.target_kind
+        name = self.name or type(self).__name__
         if kind == "both":
             # unreadable or multi-output targets: check_y says what is wrong with them
             kind = target_task(y) or "classification"
+            if kind == "regression":
+                checked = check_y(y, n_samples, kind=kind, ranker=name)
+                warn_labels_as_quantity(checked, name, stacklevel=4)
+                self.task_ = kind
+                return checked
         self.task_ = kind
-        return check_y(y, n_samples, kind=kind, ranker=self.name or type(self).__name__)
+        return check_y(y, n_samples, kind=kind, ranker=name)
 
     def _feature_labels(self) -> np.ndarray:
         names = getattr(self, "feature_names_in_", None)

@@ -22,6 +22,7 @@ __all__ = [
     "MoweightsError",
     "NotEnoughMemoryError",
     "PluginLoadError",
+    "TargetKindWarning",
     "UnknownRankerError",
 ]
 
@@ -112,6 +113,11 @@ class ConstantFeatureWarning(UserWarning):
 
 class FewSamplesWarning(UserWarning):
     """So few samples (or samples of a class) that any ranking is mostly noise."""
+
+
+class TargetKindWarning(UserWarning):
+    """A ranker for both kinds of target took a numeric target as a quantity although its
+    values look like class labels (few, each repeated); the message says how to mean classes."""
 
 
 class BrokenPluginWarning(UserWarning):

@@ -12,7 +12,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from rankers.exceptions import FewSamplesWarning, InvalidInputError, InvalidParameterError
+from rankers.exceptions import (
+    FewSamplesWarning,
+    InvalidInputError,
+    InvalidParameterError,
+    TargetKindWarning,
+)
 
 __all__ = [
     "MIN_CLASS_SAMPLES",
@@ -29,6 +34,7 @@ __all__ = [
     "feature_names_of",
     "target_task",
     "warn_few_samples",
+    "warn_labels_as_quantity",
 ]
 
 _MAX_LISTED = 10
@@ -337,7 +343,7 @@ def check_y(
         ) from None
     if codes.max(initial=0) < 1:
         raise InvalidInputError(
-            f"{what} has a single class ({arr[0]!r}); a supervised ranker needs at least 2"
+            f"{what} has a single class ({_plain(arr[0])!r}); a supervised ranker needs at least 2"
         )
     numeric = arr.dtype.kind in "biuf"
     # scikit-learn's "continuous": float labels not all whole numbers (the only kind of a
@@ -349,7 +355,12 @@ def check_y(
             f"distinct values in {n_samples} samples), but {who} needs class labels and "
             "every distinct value would be taken as a class."
             + _fitting(ranker, "a continuous target", "regression", numeric=True)
-            + f" Or bin {what} into classes first (e.g. pandas.qcut)."
+            + (
+                f" If these {classes.size} values are class labels, pass them as integers or "
+                f"strings (e.g. {what}.astype(str))."
+                if classes.size <= LABEL_LIKE_VALUES and counts.min() >= 2
+                else f" Or bin {what} into classes first (e.g. pandas.qcut)."
+            )
         )
     singles = int(np.count_nonzero(counts == 1))
     if _mostly_singletons(counts):
@@ -393,6 +404,11 @@ def _first_label(arr: np.ndarray):
     return arr[0]
 
 
+def _plain(value):
+    """A numpy scalar as the Python value it holds (``0``, not ``np.int64(0)``)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def target_task(y) -> str | None:
     """The task a 1-D target serves: "classification", "regression" or None.
 
@@ -416,6 +432,38 @@ def target_task(y) -> str | None:
         if _mostly_singletons(counts):
             return "regression"
     return "classification"
+
+
+#: at most this many distinct values, each repeated, make a numeric target look like labels
+LABEL_LIKE_VALUES = 10
+
+
+def warn_labels_as_quantity(y, ranker: str, *, stacklevel: int = 5) -> None:
+    """Warn that a ranker for both kinds of target fits ``y`` as a quantity although it
+    looks like class labels.
+
+    A target of non-integer numbers (``type_of_target``: continuous) is fitted as a
+    regression target by such a ranker, while a class ranker refuses it; when it has at most
+    :data:`LABEL_LIKE_VALUES` distinct values and every one repeats (labels {1.5, 2.5}),
+    that choice is said, with how to mean classes instead.
+
+    Warns
+    -----
+    TargetKindWarning
+    """
+    arr = np.asarray(y, dtype=float).ravel()
+    values, counts = np.unique(arr, return_counts=True)
+    if not 0 < values.size <= LABEL_LIKE_VALUES or counts.min() < 2:
+        return
+    shown = ", ".join(f"{v:g}" for v in values)
+    warnings.warn(
+        f"y has {values.size} distinct values ({shown}), not integers: {ranker} ranks the "
+        "features for y as a quantity (regression; task_ = 'regression'). If these are class "
+        "labels, pass them as integers or strings (e.g. y.astype(str)): the class rankers "
+        "refuse non-integer labels",
+        TargetKindWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def _mostly_singletons(counts: np.ndarray) -> bool:

@@ -111,3 +111,42 @@ def test_none_is_fresh_entropy():
 def test_other_seeds_are_refused_by_name(bad):
     with pytest.raises(InvalidParameterError, match="random_state must be None, a non-negative"):
         check_seed(bad)
+
+
+# --- targets: the same answer from class rankers and rankers for both kinds (issue 48 item 12)
+def _data(n=20):
+    return np.random.default_rng(0).random((n, 4))
+
+
+@pytest.mark.parametrize("label", [np.int64(0), np.int32(3), np.float64(2.0)])
+def test_the_one_class_message_prints_the_plain_label(label):
+    import rankers
+    from rankers.exceptions import InvalidInputError
+
+    y = np.full(20, label)
+    with pytest.raises(InvalidInputError, match=r"single class \(") as info:
+        rankers.get("anova_f").fit(_data(), y)
+    assert "np." not in str(info.value)
+    assert f"({label.item()!r})" in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["estimator_importance", "multisurf", "random_forest"])
+def test_label_like_floats_are_a_quantity_for_both_kinds_and_it_is_said(name):
+    import warnings
+
+    import rankers
+    from rankers.exceptions import InvalidInputError, TargetKindWarning
+
+    y = np.array([1.5, 2.5] * 10)
+    with pytest.warns(TargetKindWarning, match=r"2 distinct values \(1\.5, 2\.5\).*astype\(str\)"):
+        ranker = rankers.get(name).fit(_data(), y)
+    assert ranker.task_ == "regression"
+    # the class rankers refuse the same target and say how to mean classes
+    with pytest.raises(InvalidInputError, match=r"class labels, pass them as integers or strings"):
+        rankers.get("anova_f").fit(_data(), y)
+    # as strings, both kinds rank for classes, without the warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TargetKindWarning)
+        assert rankers.get(name).fit(_data(), y.astype(str)).task_ == "classification"
+        # a real quantity (every value its own) is fitted as one, silently
+        rankers.get(name).fit(_data(), np.random.default_rng(1).random(20))
