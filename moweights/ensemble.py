@@ -143,6 +143,9 @@ class StackedRanker(BaseRanker):
     'StackedRanker'
     """
 
+    #: what ``scores_`` holds (the column name of a run's features.csv)
+    score_name = "minus_mean_rank"
+
     target_kind = "classification"
     requires_y = True
     accepts_sparse = False

@@ -6,7 +6,8 @@ else by the mean of the rankers' ranks), and these columns, in this order:
 - ``feature``;
 - for every ranker, by its label: ``<label>.score`` (the method's own score, higher =
   more relevant; named for what it holds when the ranker's scores are not its own number:
-  the class attribute ``score_name``, e.g. ``<label>.minus_mean_rank``) and
+  the ranker's ``score_name``, e.g. ``<label>.minus_mean_rank`` for the stacking ensemble,
+  ``<label>.reversed_mean_rank`` for an NSGA-II weighting's averaged rank) and
   ``<label>.rank`` (1 = best; tied scores share their average rank),
   then ``<label>.pvalue`` and ``<label>.qvalue`` (Benjamini-Hochberg) for rankers that
   test each feature (``t_test``, ``anova_f``, ``fisher_score``, ``chi2``, ...), then
@@ -103,16 +104,24 @@ def feature_table(result) -> pd.DataFrame:
 
 def _score_names(result) -> dict[str, str]:
     """Per ranker label, what its score column is named: ``score`` when the ranking's
-    scores are the method's own number, else what the ranker class says they are (its
-    ``score_name``, e.g. "minus_mean_rank" for a ranking made of ranks)."""
+    scores are the method's own number, else what the ranker says they are (its
+    ``score_name``, e.g. "minus_mean_rank" for a ranking made of ranks: a class attribute,
+    or a property of the ranker made with the run's parameters when the parameters decide,
+    as an NSGA-II weighting's ``front_to_ranking`` does)."""
     import rankers
 
     out = {}
     for spec in getattr(getattr(result, "config", None), "rankers", None) or []:
         try:
-            name = getattr(rankers.get_class(spec.name), "score_name", None)
+            cls = rankers.get_class(spec.name)
         except LookupError:
             continue
+        name = getattr(cls, "score_name", None)
+        if isinstance(name, property):
+            try:
+                name = rankers.get(spec.name, **dict(getattr(spec, "params", {}) or {})).score_name
+            except (TypeError, ValueError, LookupError):  # parameters the run refused
+                name = None
         if isinstance(name, str) and name and name != "score":
             out[spec.label] = name
     return out

@@ -190,6 +190,9 @@ def page(folder, images: list[tuple[str, bytes, str]]) -> str:
 
 #: rows of the feature table the page shows (features.csv holds them all)
 FEATURE_ROWS = 200
+#: features.html columns that read best low to high (ranks, p- and q-values, blocks); every
+#: other number (a score under any name, a weight, a statistic) reads best high to low
+LOW_FIRST = (".rank", ".pvalue", ".qvalue", ".rank_low", ".rank_high", ".block")
 
 
 def _cell(column: str, value: Any) -> dict:
@@ -229,7 +232,10 @@ def _feature_table(folder: Path, summary: dict) -> dict | None:
             )
         rows.append({"cells": cells, "sig": bool(significant)})
     return {
-        "columns": [{"name": c, "num": c != "feature"} for c in table.columns],
+        "columns": [
+            {"name": c, "num": c != "feature", "high": c != "feature" and not c.endswith(LOW_FIRST)}
+            for c in table.columns
+        ],
         "rows": rows,
         "n": len(table),
         "shown": len(shown),

@@ -166,7 +166,8 @@ class MOWeighting(BaseRanker):
     Attributes
     ----------
     scores_ : ndarray of shape (n_features,)
-        Higher = more relevant; for "mean_rank", ``n_informative + 1 − mean rank``.
+        Higher = more relevant; for "mean_rank", ``n_informative + 1 − mean rank`` (what
+        :attr:`score_name` says, the column name of a run's features.csv).
     pareto_weights_ : DataFrame
         One row per Pareto solution, one column per feature (NaN for constant features,
         which are set aside before the optimisation).
@@ -440,6 +441,15 @@ class MOWeighting(BaseRanker):
                 UserWarning,
                 stacklevel=4,
             )
+
+    @property
+    def score_name(self) -> str:
+        """What ``scores_`` holds, by ``front_to_ranking``: "reversed_mean_rank" (``n + 1 −``
+        the mean rank over the Pareto set), "vote_score", or the weight statistic
+        ("mean_weight", "median_weight", "max_weight")."""
+        return {"mean_rank": "reversed_mean_rank", "vote": "vote_score"}.get(
+            self.front_to_ranking, str(self.front_to_ranking)
+        )
 
     def _front_scores(self, W: np.ndarray, tie_order=None) -> np.ndarray:
         """One score per searched feature from the Pareto set ``W`` (solutions x features).

@@ -164,6 +164,11 @@ def test_the_report_shows_the_first_rows_with_the_q_threshold(tmp_path):
                 .any(axis=1).sum())  # fmt: skip
     assert body.count('<tr class="sig">') == n_sig > 0
     assert "<script" in section and "src=" not in section  # inline, nothing fetched
+    # every score column (under any name) sorts high to low first, ranks and q low to high
+    heads = dict(re.findall(r'<th[^>]*data-col="([^"]+)"([^>]*)>', section))
+    low = (".rank", ".pvalue", ".qvalue", ".block")
+    assert all(("data-high" in heads[c]) == (not c.endswith(low)) for c in table.columns[1:])
+    assert {c.rsplit(".", 1)[1] for c in table.columns[1:]} >= {"score", "rank", "qvalue"}
 
 
 def test_feature_names_are_escaped(tmp_path):
@@ -312,32 +317,50 @@ def test_a_signed_statistic_and_log_fold_change_go_beside_the_p_values():
     assert table.loc["a", "two.statistic"] == -3.0 and table.loc["c", "two.logfc"] == 1.0
 
 
-def test_a_score_column_is_named_for_what_it_holds(monkeypatch):
+@pytest.mark.parametrize(
+    ("front", "column"),
+    [("mean_rank", "reversed_mean_rank"), ("vote", "vote_score"), ("max_weight", "max_weight")],
+)
+def test_a_score_column_is_named_for_what_it_holds(front, column):
     """issue 48 item 19: stacked.score was a negative rank, an NSGA-II weighting's a mean-rank
-    score and not the weights the report shows."""
+    score and not the weights the report shows; the rankers say what their scores are."""
     from types import SimpleNamespace
 
-    import rankers
     from aggregation import Ranking
     from moweights.output.features import feature_table
 
     names = ["a", "b", "c"]
-    cls = rankers.get_class("variance")
-    monkeypatch.setattr(cls, "score_name", "minus_mean_rank", raising=False)
     weights = pd.DataFrame([[0.5, 0.2, 0.3], [0.7, 0.1, 0.2]], columns=names)
+    specs = [
+        SimpleNamespace(label="stack", name="stacked", params={}),
+        SimpleNamespace(label="nsga2", name="mo_weighting", params={"front_to_ranking": front}),
+        SimpleNamespace(label="t", name="t_test", params={}),
+    ]
     result = SimpleNamespace(
         rankings={
             "stack": Ranking(names, np.array([-1.0, -3.0, -2.0]), method="stack"),
             "nsga2": Ranking(names, np.array([3.0, 1.0, 2.0]), method="nsga2"),
+            "t": Ranking(names, np.array([0.3, 0.1, 0.2]), method="t"),
         },
         aggregated={},
         feature_names=names,
         pareto={"nsga2": {"weights": weights}},
-        config=SimpleNamespace(rankers=[SimpleNamespace(label="stack", name="variance"),
-                                        SimpleNamespace(label="nsga2", name="t_test")]),
-    )  # fmt: skip
+        config=SimpleNamespace(rankers=specs),
+    )
     table = feature_table(result).set_index("feature")
     assert list(table.columns) == [
-        "stack.minus_mean_rank", "stack.rank", "nsga2.score", "nsga2.rank", "nsga2.weight",
+        "stack.minus_mean_rank", "stack.rank", f"nsga2.{column}", "nsga2.rank", "nsga2.weight",
+        "t.score", "t.rank",
     ]  # fmt: skip
     assert table.loc["a", "nsga2.weight"] == pytest.approx(0.6)
+
+
+def test_features_html_sorts_every_score_column_best_first():
+    """A renamed score column (minus_mean_rank, reversed_mean_rank) sorts high to low on
+    its first click, as .score does; ranks, p- and q-values low to high."""
+    from moweights.output.report import LOW_FIRST
+
+    high = ["stack.minus_mean_rank", "w.reversed_mean_rank", "t.score", "w.weight", "t.logfc"]
+    low = ["stack.rank", "t.pvalue", "t.qvalue", "generic.block", "t.rank_low", "t.rank_high"]
+    assert not any(c.endswith(LOW_FIRST) for c in high)
+    assert all(c.endswith(LOW_FIRST) for c in low)
