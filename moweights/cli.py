@@ -533,8 +533,10 @@ def _report(args, verbosity: int) -> int:
         print(f"error: cannot render {folder}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILED
     if verbosity:
-        print(summary_text(folder))
-        print(f"rendered {len(written)} files in {folder}/")
+        # the run's own summary only when asked (-v): its last line is the run's, not this
+        text = summary_text(folder)
+        print(text if verbosity >= 2 else text.splitlines()[0])
+        print(f"rendered {len(written)} files in {folder}/ from its tables")
     return EXIT_OK
 
 

@@ -26,6 +26,7 @@ from moweights.output.baselines import (
 from moweights.output.files import atomic_write, safe_name
 from moweights.output.plots import STUDY, draw, draw_study, is_study, load
 from moweights.output.plots import tables as listed_tables
+from moweights.output.study import reused_steps
 
 __all__ = ["FEATURE_ROWS", "PAGE", "page", "render", "study_page"]
 
@@ -163,6 +164,7 @@ def page(folder, images: list[tuple[str, bytes, str]]) -> str:
         "source": summary.get("source", ""),
         "seed": config.get("run", {}).get("random_state", summary.get("random_state")),
         "seconds": summary.get("seconds", ""),
+        "reused": len(reused_steps(summary)),
         "notes": summary.get("notes") or [],
         "data_rows": [
             {"": k.replace("_", " "), "value": v}
@@ -308,6 +310,7 @@ def study_page(folder, images: list[tuple[str, bytes, str]]) -> str:
         "source": summary.get("source", ""),
         "seed": summary.get("random_state"),
         "seconds": summary.get("seconds", ""),
+        "reused": len(reused_steps(summary)),
         "notes": summary.get("notes") or [],
         "data_sets": study.get("data_sets", []),
         "rankers": [

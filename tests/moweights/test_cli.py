@@ -168,6 +168,10 @@ def test_report_rerenders_from_the_tables(two_runs, capsys):
     assert main(["report", str(a)]) == 0
     out = capsys.readouterr().out
     assert "COMPLETE" in out and "wine" in out
+    # the run's headline and what this command did; not the run's own "wrote ... in s" line
+    assert len(out.splitlines()) == 2 and "rendered" in out and "wrote" not in out
+    assert main(["report", str(a), "-v"]) == 0  # the whole summary when asked
+    assert "top 5 features per ranker" in capsys.readouterr().out
     for name in PICTURES:
         assert (a / name).stat().st_size > 0, name
     assert main(["report", str(a.parent)]) == 2
@@ -290,6 +294,21 @@ def test_an_unchanged_rerun_reuses_finished_rankers(tmp_path, counting):
     assert counting.fits == 8
     run(parse_config(raw), tmp_path / "out", cache=False)
     assert counting.fits == 12
+    # the report's header says the same of its time: this run's seconds, and which steps
+    # came from the cache (item 20): none for a run with cache=False, all for a rerun
+    from moweights.output.report import render
+
+    for folder, reused in ((tmp_path / "out", 0), (tmp_path / "again", None)):
+        if reused is None:
+            run(parse_config(raw), folder)
+            again = run(parse_config(raw), folder)
+            reused = len(again.cached)
+        render(folder, plots=False)
+        header = (folder / "report.html").read_text()
+        header = header[header.index("<header>") : header.index("</header>")]
+        assert ("from an earlier run's cache" in header) == (reused > 0)
+        if reused:
+            assert f"({reused} step(s) from an earlier run's cache)" in header
 
 
 # ------------------------------------------------------------------ Ctrl-C
