@@ -446,7 +446,7 @@ def summary_text(folder) -> str:
     lines += head + _eca_lines(ev) + topk if ev.get("classification") else topk + _eca_lines(ev)
     for note in summary["notes"]:
         lines.append(f"note: {note}")
-    from moweights.output.study import reused_steps
+    from moweights.output.report import reused_steps
 
     earlier = reused_steps(summary)
     reused = f", {len(earlier)} step(s) from an earlier run's cache" if earlier else ""

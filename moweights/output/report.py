@@ -26,9 +26,8 @@ from moweights.output.baselines import (
 from moweights.output.files import atomic_write, safe_name
 from moweights.output.plots import STUDY, draw, draw_study, is_study, load
 from moweights.output.plots import tables as listed_tables
-from moweights.output.study import reused_steps
 
-__all__ = ["FEATURE_ROWS", "PAGE", "page", "render", "study_page"]
+__all__ = ["FEATURE_ROWS", "LOW_FIRST", "PAGE", "page", "render", "reused_steps", "study_page"]
 
 PAGE = "report.html"
 
@@ -195,6 +194,13 @@ FEATURE_ROWS = 200
 #: features.html columns that read best low to high (ranks, p- and q-values, blocks); every
 #: other number (a score under any name, a weight, a statistic) reads best high to low
 LOW_FIRST = (".rank", ".pvalue", ".qvalue", ".rank_low", ".rank_high", ".block")
+
+
+def reused_steps(summary: dict) -> list[str]:
+    """The steps a run's summary says came from an earlier run's cache (a step met again
+    within the run, e.g. an identical ranking's, is not among them: the cache tells those
+    apart, :class:`~moweights.pipeline.cache.StepCache`'s ``on_repeat``)."""
+    return list(summary.get("cache", {}).get("reused", []))
 
 
 def _cell(column: str, value: Any) -> dict:

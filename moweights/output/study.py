@@ -34,8 +34,9 @@ from moweights.output.files import (
     sigint_ignored,
 )
 from moweights.output.plots import STUDY
+from moweights.output.report import reused_steps
 
-__all__ = ["StudyFolder", "reused_steps", "study_summary_text"]
+__all__ = ["StudyFolder", "study_summary_text"]
 
 
 def _study_json(result) -> dict[str, Any]:
@@ -156,13 +157,6 @@ class StudyFolder(ResultsFolder):
 
 
 # ------------------------------------------------------------------ text
-def reused_steps(summary: dict) -> list[str]:
-    """The steps a run's summary says came from an earlier run's cache (a step met again
-    within the run, e.g. an identical ranking's, is not among them: the cache tells those
-    apart, :class:`~moweights.pipeline.cache.StepCache`'s ``on_repeat``)."""
-    return list(summary.get("cache", {}).get("reused", []))
-
-
 def study_summary_text(folder) -> str:
     """A short human summary of a study folder (from its ``summary.json``), for the terminal."""
     folder = Path(folder)
