@@ -14,6 +14,7 @@ import re
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
@@ -58,42 +59,60 @@ def test_a_planted_disagreement_fails_the_check(figures, tmp_path, capsys):
     (tmp_path / "leaderboard").mkdir()
     shutil.copy(REPO / "leaderboard" / "supervised.csv", tmp_path / "leaderboard")
     readme = tmp_path / "README.md"
+    board = pd.read_csv(REPO / "leaderboard" / "supervised.csv")
+    first, second = board["method"].iloc[0], board["method"].iloc[1]
+    rank = board["average_rank"].iloc[0]
     readme.write_text(
-        "Best: <!-- figure leaderboard/supervised.csv#jmi/average_rank:.2f -->5.21<!-- /figure -->"
-        "\nplace <!-- figure leaderboard/supervised.csv#place/jmi:th -->1st<!-- /figure -->\n",
+        f"Best: <!-- figure leaderboard/supervised.csv#{first}/average_rank:.2f -->{rank:.2f}"
+        f"<!-- /figure -->\nplace <!-- figure leaderboard/supervised.csv#place/{first}:th -->1st"
+        "<!-- /figure -->\n",
         encoding="utf-8",
     )
     assert figures.main(["--check", "--root", str(tmp_path)]) == 0
     table = tmp_path / "leaderboard" / "supervised.csv"
-    # the committed table moves (a re-scored board): jmi's rank changes, it drops to 2nd
-    lines = table.read_text(encoding="utf-8").splitlines()
-    lines[1] = lines[1].replace("jmi,5.2105", "jmi,5.6")
-    lines[1], lines[2] = lines[2], lines[1]
-    table.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    # the committed table moves (a re-scored board): the first's rank changes, it drops to 2nd
+    moved = board.copy()
+    moved.loc[0, "average_rank"] = rank + 0.55
+    moved = moved.iloc[[1, 0, *range(2, len(moved))]]
+    moved.to_csv(table, index=False)
     wrong = figures.disagreements([readme], tmp_path)
     assert wrong == [
-        "README.md:1: leaderboard/supervised.csv#jmi/average_rank:.2f says '5.21', "
-        "the table '5.60'",
-        "README.md:2: leaderboard/supervised.csv#place/jmi:th says '1st', the table '2nd'",
+        f"README.md:1: leaderboard/supervised.csv#{first}/average_rank:.2f says '{rank:.2f}', "
+        f"the table '{rank + 0.55:.2f}'",
+        f"README.md:2: leaderboard/supervised.csv#place/{first}:th says '1st', the table '2nd'",
     ]
+    assert second != first
     assert figures.main(["--check", "--root", str(tmp_path)]) == 1
     assert "README.md:1" in capsys.readouterr().out
     # writing renders the table's values, after which the check passes
     assert figures.main(["--root", str(tmp_path)]) == 0
-    assert "-->5.60<!--" in readme.read_text(encoding="utf-8")
+    assert f"-->{rank + 0.55:.2f}<!--" in readme.read_text(encoding="utf-8")
     assert figures.disagreements([readme], tmp_path) == []
 
 
 def test_a_reference_reads_cells_places_ranges_and_json_keys(figures):
+    import json
+
     value = figures.value
-    assert value("leaderboard/supervised.csv#rows") == "22"
-    assert value("leaderboard/supervised.csv#place/random:th") == "22nd"
-    assert value("leaderboard/supervised.csv#jmi/n_datasets") == "19"
-    assert value("leaderboard/supervised.csv#max(borda,kemeny_top32)/average_rank:.4f") == "10.1842"
-    assert value("leaderboard/supervised.csv#min(borda,kemeny_top32)/average_rank:.4f") == "9.5789"
+    board = pd.read_csv(REPO / "leaderboard" / "supervised.csv").set_index("method")
+    n = len(board)
+    assert value("leaderboard/supervised.csv#rows") == str(n)
+    place = board.index.get_loc("random") + 1
+    assert value("leaderboard/supervised.csv#place/random:th") == figures._ordinal(place)
+    assert value("leaderboard/supervised.csv#jmi/n_datasets") == str(board.loc["jmi", "n_datasets"])
+    pair = board.loc[["borda", "kemeny_top32"], "average_rank"]
+    assert value("leaderboard/supervised.csv#max(borda,kemeny_top32)/average_rank:.4f") == (
+        f"{pair.max():.4f}"
+    )
+    assert value("leaderboard/supervised.csv#min(borda,kemeny_top32)/average_rank:.4f") == (
+        f"{pair.min():.4f}"
+    )
     ref = "leaderboard/supervised/stats.json#scores/bacc_1_64/head_to_head/1/b"
-    assert value(ref) == "stacked_auto"
+    stats = json.loads((REPO / "leaderboard" / "supervised" / "stats.json").read_text())
+    assert value(ref) == stats["scores"]["bacc_1_64"]["head_to_head"][1]["b"] == "stacked_auto"
     assert value(ref + ":code") == "`stacked_auto`"
+    margin = "leaderboard/supervised.csv#jmi/average_rank~borda/average_rank:.4f"
+    assert value(margin) == f"{board.loc['jmi', 'average_rank'] - pair['borda']:.4f}"
     assert [figures._ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111)] == [
         "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th"
     ]  # fmt: skip
