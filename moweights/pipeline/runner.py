@@ -1,8 +1,11 @@
 """One config run: data -> rankers -> aggregation -> evaluation -> report.
 
-Every finished step is written to the output folder at once (each file atomically, see
-:mod:`moweights.output`), so a run stopped by Ctrl-C leaves a valid, partial folder
-whose ``manifest.json`` and ``summary.json`` say so. One run at a time writes into a
+The output folder (each file atomically, see :mod:`moweights.output`) is written when the
+data is ready, when the rankings are aggregated, at most every :data:`CHECKPOINT_SECONDS`
+while the later steps run, and once when the run ends however it ends, so a run stopped by
+Ctrl-C or SIGTERM leaves a valid, partial folder whose ``manifest.json`` and
+``summary.json`` say so (each write rebuilds every table from the whole result: after
+every sub-step it was a tenth of the default demo, issue 50). One run at a time writes into a
 folder: a run holds the folder's lock (:mod:`moweights.pipeline.lock`) from start to end.
 Finished rankers and evaluations are cached in ``<output>/.cache`` as data files
 (:mod:`moweights.pipeline.cache`, never pickles) under a hash of the data, the ranker's
@@ -35,7 +38,11 @@ from moweights.pipeline.stability import stability
 from moweights.pipeline.steps import aggregate, rank
 from rankers.validation import check_n_jobs
 
-__all__ = ["run"]
+__all__ = ["CHECKPOINT_SECONDS", "run"]
+
+#: the least time between two writes of the folder while the steps run; what a resumed run
+#: needs is in the step cache as each step ends, whatever this is
+CHECKPOINT_SECONDS = 30.0
 
 
 @contextlib.contextmanager
@@ -180,19 +187,25 @@ def _run_locked(
     )
     progress = Progress(config.run.verbose)
 
-    def save() -> None:
+    written = [-float("inf")]  # when the folder was last written (monotonic seconds)
+
+    def save(force: bool = False) -> None:
+        # the folder's state, not the results: a write only rebuilds its tables sooner
         result.seconds = time.perf_counter() - start
-        folder.write(result)
+        now = time.monotonic()
+        if force or now - written[0] >= CHECKPOINT_SECONDS:
+            folder.write(result)
+            written[0] = now
 
     interrupted = "interrupted (Ctrl-C): the files listed are complete, the rest missing"
     with folder.finishing(result, start, interrupted):
         units, checked = loaded if loaded is not None else load_checked(config)
         result.units, steps = prepare_units(config, units)
         result.notes.extend([*checked, *steps])
-        save()
+        save(force=True)
         rank(config, result, cacher, progress, save, n_jobs)
         aggregate(config, result)
-        save()
+        save(force=True)
         stability(config, result, cacher, progress, save, n_jobs)
         if config.evaluation.enabled:
             evaluate(config, result, cacher, progress, save, n_jobs)
