@@ -232,22 +232,26 @@ def test_sigterm_ends_a_run_as_ctrl_c_does(tmp_path):
     (tmp_path / "slow.toml").write_text(SLOW)
     out = tmp_path / "out"
     command = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "moweights"]
-    proc = subprocess.Popen(
-        [*command, "run", "slow.toml", "-o", "out"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    deadline = time.monotonic() + 600  # a bound for a run that never gets there
-    while not (out / "scores.csv").exists():  # written when the first ranker finished
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the first ranker never finished"
-        time.sleep(0.1)
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=600)
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as stderr:
+        proc = subprocess.Popen(
+            [*command, "run", "slow.toml", "-o", "out"],
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        # the progress line, not scores.csv: the tables are written at checkpoints
+        deadline = time.monotonic() + 600  # a bound for a run that never gets there
+        while "variance done" not in log.read_text():
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "the first ranker never finished"
+            time.sleep(0.1)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=600)
+    err = log.read_text()
     assert proc.returncode == 143, err
     assert "interrupted (SIGTERM): partial results in out/" in err and "Traceback" not in err
     assert not (out / ".moweights.lock").exists()
