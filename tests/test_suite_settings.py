@@ -113,3 +113,43 @@ def test_the_full_extra_holds_every_extra_the_suite_uses():
     }
     # scverse: anndata pins pandas < 3, which 'full' holds; CI tests it in a venv of its own
     assert named - {"bayes", "full", "scverse"} <= set(inside.split(","))
+
+
+# the quick tier (pytest -m quick, issue 48 item 21): each package's contract, nothing more.
+# It measured 96 CPU s beside two CPU-bound processes; the full suite checks the rest. A
+# module joins it here, where the README's description of the tier is checked against it.
+QUICK_MODULES = {
+    "test_architecture.py",  # the layer and import contracts
+    "test_import_cycles.py",
+    "test_layout.py",
+    "test_old_paths.py",
+    "test_suite_settings.py",
+    "test_figures.py",  # figures in prose read from the committed tables
+    "rankers/test_contract.py",  # every ranker under scikit-learn's estimator checks
+    "rankers/test_registry.py",
+    "rankers/test_tags.py",
+    "rankers/test_validation.py",
+    "rankers/test_context.py",
+    "aggregation/test_layout.py",
+    "aggregation/test_ranking.py",
+    "aggregation/test_combine.py",
+    "aggregation/evaluation/test_topk.py",
+    "aggregation/evaluation/test_inputs.py",
+    "moweights/test_layout.py",
+    "moweights/test_startup.py",
+    "moweights/config/test_config.py",
+}
+QUICK_TESTS = {"moweights/test_examples.py"}  # one config run end to end (examples/config.toml)
+
+
+def test_the_quick_tier_is_the_listed_one():
+    marked_module, marked_test = set(), set()
+    for path in TESTS.rglob("test_*.py"):
+        text = path.read_text(encoding="utf-8")
+        name = path.relative_to(TESTS).as_posix()
+        if re.search(r"^pytestmark = .*pytest\.mark\.quick", text, flags=re.M):
+            marked_module.add(name)
+        elif "pytest.mark.quick" in text:
+            marked_test.add(name)
+    assert marked_module == QUICK_MODULES
+    assert marked_test == QUICK_TESTS

@@ -28,8 +28,6 @@ from aggregation.compare import (
 from aggregation.ranking import GenericRanking, Ranking
 from rankers.exceptions import FeatureMismatchError, InvalidInputError, InvalidParameterError
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 PAPER_NAMES = ["1", "2", "3", "4"]
 
 

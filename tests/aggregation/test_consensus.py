@@ -23,8 +23,6 @@ from aggregation.consensus import (
 from aggregation.ranking import GenericRanking, Ranking
 from rankers.exceptions import InvalidParameterError
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def _orders(*orders, names=None):
     return [Ranking.from_order(list(o), names=names) for o in orders]

@@ -17,7 +17,6 @@ from rankers.exceptions import InvalidInputError, InvalidParameterError
 
 plt = pytest.importorskip("matplotlib.pyplot")
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

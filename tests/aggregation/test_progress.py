@@ -23,8 +23,6 @@ from aggregation.federated import rank_sites
 from aggregation.ranking import Ranking
 from rankers.exceptions import InvalidParameterError
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 class Calls(list):
     """A progress callback that records every call."""

@@ -22,8 +22,6 @@ from aggregation.uncertainty import (
 )
 from rankers.exceptions import InvalidParameterError
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def _orders(*orders, names="1234"):
     return [Ranking.from_order(list(o), names=list(names)) for o in orders]

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from moweights import fetch
 from moweights.cli import main
-
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
 
 
 def test_fetch_prints_the_checked_path(tmp_path, monkeypatch, capsys):

@@ -14,8 +14,6 @@ from moweights import fetch
 from moweights.errors import DataFileError
 from moweights.fetch import DataFetchError, fetch_pmlb, fetch_skfeature, get_data_home
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def _sha(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()

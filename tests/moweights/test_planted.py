@@ -10,8 +10,6 @@ import rankers
 from moweights.planted import REGRESSION, STRUCTURES, make_planted
 from rankers.exceptions import InvalidParameterError
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 @pytest.mark.parametrize("structure", STRUCTURES)
 def test_shapes_truth_and_seed(structure):

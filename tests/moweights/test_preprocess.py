@@ -14,8 +14,6 @@ import rankers
 from moweights.preprocess import CATEGORICAL, MISSING, prepare_table, transpose_table
 from rankers.exceptions import FewSamplesWarning, InvalidInputError, InvalidParameterError
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def _clinic():
     X = pd.DataFrame(

@@ -9,8 +9,6 @@ import pytest
 from moweights.recommend import load_atlas, recommend
 from rankers.exceptions import InvalidInputError
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def _atlas() -> pd.DataFrame:
     rows = []

@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 
 import rankers
 from moweights.cli import main
 from moweights.datasets import make_planted
 from moweights.recommend import recommend_file
-
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
 
 
 def _two_class_shift(tmp_path, m=60, n=400):

@@ -12,8 +12,6 @@ from aggregation.ranking import GenericRanking, Ranking
 from moweights.datasets import ERROR_CURVE_DATA, make_error_curve_data, noisy_rankings
 from rankers.exceptions import InvalidInputError
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 BIG = 20_000  # samples for the empirical checks: a proportion's sd is then <= 0.0036
 TOL = 0.015
 

@@ -16,8 +16,6 @@ from moweights.pipeline import run
 from moweights.pipeline.steps import make_ranker, spec_key
 from moweights.transform import ScaledRanker, log_transform, scale_notes
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def _units_data(seed=0, m=40, n=8):
     """Features in very different units: x0 carries the class in small units, the rest

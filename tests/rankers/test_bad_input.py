@@ -13,8 +13,6 @@ import rankers
 from rankers.exceptions import ConstantFeatureWarning, InvalidInputError
 from rankers.validation import check_X, check_y
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 NAMES = list(rankers.available()["name"])
 
 

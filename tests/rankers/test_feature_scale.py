@@ -19,8 +19,6 @@ import pytest
 import rankers
 from rankers.base import BaseRanker
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 NAMES = list(rankers.available()["name"])
 
 # parameters that switch a ranker's per-feature scaling on or off

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score
 
 from rankers.kmeans import kmeans_labels
-
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
 
 
 def test_equidistant_sample_goes_to_the_lower_numbered_centre():

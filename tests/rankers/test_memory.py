@@ -23,8 +23,6 @@ from rankers.unsupervised.distance_rank import _peak_bytes as distance_rank_byte
 from rankers.unsupervised.frane import _peak_bytes as frane_bytes
 from rankers.unsupervised.spec import _dense_peak_bytes as spec_bytes
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 # ---------------------------------------------------------------- sizes and the override
 @pytest.mark.parametrize(

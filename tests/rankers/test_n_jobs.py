@@ -22,8 +22,6 @@ from aggregation.federated import rank_sites
 from rankers.exceptions import InvalidParameterError
 from rankers.validation import check_n_jobs
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 CPUS = 2  # what the tests pretend this process may use
 
 

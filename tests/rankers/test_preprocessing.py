@@ -9,8 +9,6 @@ from hypothesis import strategies as st
 
 from rankers.preprocessing import minmax_scale, scale_features
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 @pytest.mark.parametrize("scale", [1e-200, 1e-3, 1.0, 7.3, 1e150])
 def test_minmax_scale_is_the_textbook_formula_to_the_last_bit(scale):

@@ -20,8 +20,6 @@ from sklearn.feature_selection import f_classif
 import rankers
 from rankers.supervised.information import discretise
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def _lognormal_genes(seed: int, m: int = 100, n: int = 2000, sigma: float = 3.0):
     """m samples of n log-normal "genes" (sigma 3: values over ~10 decades), two classes

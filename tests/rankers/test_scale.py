@@ -20,8 +20,6 @@ from rankers.base import BaseRanker
 from rankers.exceptions import InvalidInputError
 from rankers.preprocessing import standardise
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 NAMES = list(rankers.available()["name"])
 SCALES = (1e-300, 1e-150, 1e-8, 1.0, 1e8, 1e150, 1e300)
 

@@ -25,8 +25,6 @@ from rankers.ties import (
     tie_threshold,
 )
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 NAMES = list(rankers.available()["name"])
 
 

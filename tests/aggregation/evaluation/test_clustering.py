@@ -20,8 +20,6 @@ from aggregation.ranking import Ranking
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 from rankers.unsupervised.variance import VarianceRanker
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 @settings(max_examples=30)
 @given(

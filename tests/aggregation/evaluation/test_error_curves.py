@@ -33,8 +33,6 @@ from aggregation.evaluation.error_curves import (
 from aggregation.ranking import GenericRanking, Ranking
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def _curve(i, ffa, rfa):
     return pd.DataFrame({"i": i, "ffa": ffa, "rfa": rfa})

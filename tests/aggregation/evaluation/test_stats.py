@@ -27,8 +27,6 @@ from aggregation.evaluation.stats import (
 )
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 # Demšar (2006), Table 6: AUC of C4.5 with and without m-tuning and cf-tuning, and the ranks.
 METHODS = ["C4.5", "C4.5+m", "C4.5+cf", "C4.5+m+cf"]
 DEMSAR = [  # data set, four AUCs, four published ranks

@@ -30,8 +30,6 @@ from rankers.exceptions import (
     UnknownRankerError,
 )
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 FEATURES = ["f1", "f2", "f3", "f10"]  # natural order: f1, f2, f3, f10
 
 

@@ -12,8 +12,6 @@ from aggregation.federated import rank_sites, split_sites
 from aggregation.federated.sites import spawn_seeds
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def _table(sites):
     rng = np.random.default_rng(0)

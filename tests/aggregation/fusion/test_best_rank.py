@@ -16,8 +16,6 @@ from aggregation.fusion.best_rank import best_rank
 from aggregation.ranking import GenericRanking, Ranking
 from rankers.exceptions import FeatureMismatchError, InvalidInputError
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def test_hand_worked_order_and_its_tie_break():
     rs = [Ranking.from_order(list(o), names=list("abcde")) for o in ("abcde", "cbade", "edcba")]

@@ -19,8 +19,6 @@ from aggregation.fusion.rra import _exact_pvalues, _rho, rra, rra_pvalues
 from aggregation.ranking import GenericRanking, Ranking
 from rankers.exceptions import FeatureMismatchError, InvalidInputError, InvalidParameterError
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def _orders(*orders: str, names: str | None = None) -> list[Ranking]:
     return [

@@ -16,8 +16,6 @@ from aggregation.fusion.rrf import rrf
 from aggregation.ranking import GenericRanking, Ranking
 from rankers.exceptions import FeatureMismatchError, InvalidInputError, InvalidParameterError
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def test_hand_worked_sums_with_the_papers_constant():
     rs = [Ranking.from_order(list(o)) for o in ("abcd", "bcad", "bacd")]

@@ -13,8 +13,6 @@ from moweights.cli import main
 from moweights.config import AGGREGATIONS, load_config, parse_config
 from moweights.errors import ConfigError
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 FUSIONS = ["rra", "rrf", "best_rank"]
 
 

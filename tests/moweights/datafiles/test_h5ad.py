@@ -18,7 +18,6 @@ from moweights.pipeline import load_data
 
 h5py = pytest.importorskip("h5py", reason="needs the 'h5ad' extra: pip install '.[h5ad]'")
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
 
 X = np.array([[0.0, 1.5, 0.0], [2.0, 0.0, 0.0], [0.0, 0.0, 3.25], [4.0, 5.0, 0.0]])
 GENES = ["TP53", "BRCA1", "MYC"]

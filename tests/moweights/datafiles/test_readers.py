@@ -23,8 +23,6 @@ from moweights.datafiles import (
 from moweights.errors import DataFileError
 from rankers.exceptions import InvalidInputError
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 REPO = Path(__file__).resolve().parents[3]
 HOME = REPO / "moweights" / "datafiles"
 

@@ -13,8 +13,6 @@ from moweights.datafiles import read_table
 from moweights.errors import DataFileError
 from rankers.exceptions import InvalidInputError
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 @pytest.mark.parametrize("name", ["t.csv", "t.tsv", "t.tab", "t.csv.gz", "t.TSV", "t.parquet"])
 def test_every_table_format_reads_back(tmp_path, name):

@@ -21,8 +21,6 @@ from moweights.config import parse_config
 from moweights.output.report import FEATURE_ROWS
 from moweights.pipeline import run
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 CHROMIUM = next(
     (shutil.which(n) for n in ("chromium", "chromium-browser") if shutil.which(n)), None
 )

@@ -14,8 +14,6 @@ from moweights.config import parse_config
 from moweights.pipeline.progress import Progress
 from moweights.pipeline.steps import make_ranker, needs_y
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 RAW = {"data": {"builtin": "iris"}, "rankers": [{"name": "variance"}], "run": {"verbose": 0}}
 
 

@@ -20,8 +20,6 @@ from moweights.errors import ConfigError
 from moweights.pipeline import run
 from moweights.pipeline.problems import data_problems, table_problems
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def _config(tmp_path, frame: pd.DataFrame | None = None, name="data.csv", **data):
     if frame is not None:

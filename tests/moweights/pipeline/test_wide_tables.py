@@ -19,8 +19,6 @@ import pytest
 
 from moweights.pipeline.problems import _constant, _identifier, _identifiers, identifier_columns
 
-pytestmark = pytest.mark.quick
-
 
 def _mixed(m: int = 30, seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)

@@ -12,8 +12,6 @@ from hypothesis import strategies as st
 from moweights.weighting.criteria import Criteria, objective_label, parse_objectives
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 # x0 is noise, x1 equals the class (already scaled to [0, 1])
 X4 = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
 Y4 = np.array([0, 0, 1, 1])

@@ -23,8 +23,6 @@ from moweights.weighting.nsga2 import native_termination, nsga2, pymoo_nsga2
 from moweights.weighting.problem import WeightingProblem
 from rankers.preprocessing import minmax_scale
 
-pytestmark = pytest.mark.quick
-
 
 class _Linear(Problem):
     """Objectives ``X @ R`` plus a quadratic pull: conflicting, cheap, vectorised."""

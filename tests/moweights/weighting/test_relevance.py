@@ -22,8 +22,6 @@ from moweights.weighting.relevance import (
 from rankers.exceptions import InvalidInputError
 from rankers.preprocessing import minmax_scale
 
-pytestmark = pytest.mark.quick
-
 
 def _criteria(X, y, keys, max_pairs=None, seed=0):
     return Criteria(X, y, tuple(keys), max_pairs=max_pairs, rng=np.random.default_rng(seed))

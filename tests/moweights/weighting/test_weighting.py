@@ -15,8 +15,6 @@ from moweights.weighting.criteria import Criteria, parse_objectives
 from moweights.weighting.plots import plot_front, plot_front_weights
 from rankers.exceptions import ConstantFeatureWarning, InvalidInputError, InvalidParameterError
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 @pytest.fixture(autouse=True)
 def _quiet():

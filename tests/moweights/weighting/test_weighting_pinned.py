@@ -19,8 +19,6 @@ from moweights.datasets import make_weighting_benchmark
 from moweights.weighting import MOWeighting
 from rankers.exceptions import ConstantFeatureWarning
 
-pytestmark = pytest.mark.quick
-
 
 def _wide():
     rng = np.random.default_rng(0)

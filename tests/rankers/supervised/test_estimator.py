@@ -16,8 +16,6 @@ from rankers.exceptions import InvalidInputError, InvalidParameterError
 from rankers.preprocessing import standardise
 from rankers.supervised.estimator import EstimatorImportanceRanker
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def _regression(seed=0):
     rng = np.random.default_rng(seed)

@@ -14,8 +14,6 @@ from rankers.exceptions import ConstantFeatureWarning, InvalidInputError, Invali
 from rankers.preprocessing import standardise
 from rankers.supervised.forest import RandomForestRanker
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 @pytest.fixture
 def classification():

@@ -17,8 +17,6 @@ from sklearn.metrics import mutual_info_score
 from rankers.exceptions import ConstantFeatureWarning, InvalidInputError, InvalidParameterError
 from rankers.supervised.information import Chi2Ranker, InfoGainRanker
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 RANKERS = [InfoGainRanker, Chi2Ranker]
 
 

@@ -11,8 +11,6 @@ import rankers
 from rankers.supervised.information import discretise
 from rankers.supervised.mrmr import CMIMRanker, JMIRanker, MRMRRanker
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 LOG2 = np.log(2.0)
 
 

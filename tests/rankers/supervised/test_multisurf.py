@@ -9,8 +9,6 @@ import pytest
 
 from rankers.supervised.multisurf import MultiSURFRanker
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def test_neighbourhood_and_weights_by_hand():
     # one numeric feature x0 = 0, 1, 2, 10 (range 10) and a noise feature x1 = 0, 1, 0, 1;

@@ -13,8 +13,6 @@ import rankers.supervised.relief as relief
 from rankers.exceptions import ConstantFeatureWarning, InvalidInputError, InvalidParameterError
 from rankers.supervised.relief import ReliefFRanker, RReliefFRanker
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 # ------------------------------------------------------------- reference implementation
 
 

@@ -14,8 +14,6 @@ import rankers.supervised.svm_rfe as svm_rfe
 from rankers.exceptions import ConstantFeatureWarning, InvalidParameterError
 from rankers.supervised.svm_rfe import SVMRFERanker
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def _data(seed, m=60, n=10, n_classes=2):
     rng = np.random.default_rng(seed)

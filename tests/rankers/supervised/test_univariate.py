@@ -21,8 +21,6 @@ from rankers.supervised.univariate import (
 )
 from rankers.ties import TIE_RTOL
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def _data(n_classes=3, m=60, seed=0):
     rng = np.random.default_rng(seed)

@@ -14,8 +14,6 @@ import rankers
 from rankers.columns import sparse_extremes
 from rankers.supervised import univariate
 
-pytestmark = pytest.mark.quick
-
 CLASS_TESTS = ["anova_f", "t_test", "fisher_score"]
 
 

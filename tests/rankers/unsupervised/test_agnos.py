@@ -18,8 +18,6 @@ from rankers.unsupervised.agnos import (
     twonn_dimension,
 )
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def latent_factor_data(m=200, n_factors=3, n_copies=5, n_noise=5, copy_noise=0.1, seed=0):
     """Continuous latent factors, each seen through noisy copies, plus pure noise.

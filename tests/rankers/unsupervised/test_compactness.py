@@ -11,8 +11,6 @@ from scipy.stats import rankdata
 from rankers.exceptions import ConstantFeatureWarning, InvalidParameterError
 from rankers.unsupervised.compactness import CompactnessRanker
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def dense_compactness(X, n_neighbors=5, scale=True):
     """Eq. 2 written out: dense distances, each sample's own k nearest, a loop per feature."""

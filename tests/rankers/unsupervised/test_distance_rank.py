@@ -19,8 +19,6 @@ from rankers.unsupervised import distance_rank as dr_module
 from rankers.unsupervised.distance_rank import DistanceRankRanker
 from rankers.unsupervised.laplacian import LaplacianRanker
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def snap_distances(d):
     """Distances within 1e-9 of the largest (chained) made equal: the distance tie rule

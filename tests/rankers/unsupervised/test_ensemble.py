@@ -15,8 +15,6 @@ from rankers.exceptions import ConstantFeatureWarning, InvalidParameterError
 from rankers.unsupervised import ensemble
 from rankers.unsupervised.ensemble import Genie3Ranker, RFScoreRanker
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 RANKERS = [Genie3Ranker, RFScoreRanker]
 MAX_INT = np.iinfo(np.int32).max
 

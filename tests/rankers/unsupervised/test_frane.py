@@ -14,8 +14,6 @@ from rankers.exceptions import ConstantFeatureWarning, InvalidParameterError
 from rankers.ties import TIE_RTOL
 from rankers.unsupervised.frane import FRANeRanker, pagerank, ranking_quality
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def dissimilarity_matrix(X, similarity="abs_correlation", scaling="minmax"):
     """Pairwise dissimilarities of the columns, written out without scipy."""

@@ -14,8 +14,6 @@ from rankers.exceptions import ConstantFeatureWarning, InvalidParameterError
 from rankers.ties import TIE_RTOL
 from rankers.unsupervised.laplacian import LaplacianRanker
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def dense_laplacian_score(X, n_neighbors=5, t="auto", binary=False):
     """He et al.'s formula written out with dense matrices and a loop over features."""

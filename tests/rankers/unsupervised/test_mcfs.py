@@ -11,8 +11,6 @@ from sklearn.linear_model import Lars
 
 from rankers.unsupervised.mcfs import MCFSRanker
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def dense_mcfs(X, K, n_neighbors=5, d=None):
     """The paper's steps with dense matrices: cosine kNN 0-1 graph, generalised

@@ -13,8 +13,6 @@ from sklearn.exceptions import ConvergenceWarning
 from rankers.kmeans import kmeans_labels
 from rankers.unsupervised.ndfs import NDFSRanker, _f_step
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def cosine_knn_graph(X, n_neighbors=5):
     m = X.shape[0]

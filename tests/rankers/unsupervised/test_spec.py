@@ -13,8 +13,6 @@ import rankers.unsupervised.spec as spec_module
 from rankers.exceptions import InvalidParameterError
 from rankers.unsupervised.spec import SPECRanker
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def dense_spec(X, style, gamma, knn=None):
     """The paper's three statistics from a full eigendecomposition, feature by feature.

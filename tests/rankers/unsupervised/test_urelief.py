@@ -14,8 +14,6 @@ import rankers.unsupervised.urelief as urelief_module
 from rankers.exceptions import ConstantFeatureWarning, InvalidParameterError
 from rankers.unsupervised.urelief import UReliefRanker
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def loop_urelief(X, K, rows, nominal=None):
     """Algorithm 3 written out: one reference example, one neighbour, one feature at a time."""

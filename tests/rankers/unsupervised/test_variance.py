@@ -12,8 +12,6 @@ from hypothesis import strategies as st
 from rankers.exceptions import ConstantFeatureWarning, InvalidParameterError
 from rankers.unsupervised.variance import VarianceRanker
 
-pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
-
 
 def test_hand_example():
     # x0 = 0, 2, 4: mean 2, variance (4 + 0 + 4) / 3 = 8/3; x1 = 0, 1, 5: mean 2,
