@@ -170,7 +170,9 @@ def _pair_cosine(Z: np.ndarray, ZQ: np.ndarray, ind: np.ndarray) -> np.ndarray:
     return out
 
 
-def search_space(X, n_components: int | None, *, what: str = "the graph"):
+def search_space(
+    X, n_components: int | None, *, what: str = "the graph", metric: str = "euclidean"
+):
     """Where a kNN-graph ranker looks for neighbours: ``X`` itself, or its first
     ``n_components`` principal components (an approximate, much cheaper search).
 
@@ -183,6 +185,11 @@ def search_space(X, n_components: int | None, *, what: str = "the graph"):
     in a few of each sample's neighbours (``benchmarks/scale/bench_single_cell.py`` measures the
     agreement), and, unlike the exact search, its near-ties can fall differently under
     another BLAS kernel.
+
+    With ``metric="cosine"`` the components are those of the rows scaled to unit length
+    (zero rows stay zero): between unit rows the Euclidean distance is
+    ``sqrt(2 * cosine distance)``, so a Euclidean search in that space approximates the
+    cosine neighbours, which the centred components of the raw rows would not.
 
     Returns
     -------
@@ -204,6 +211,10 @@ def search_space(X, n_components: int | None, *, what: str = "the graph"):
         return X.toarray()
     from sklearn.decomposition import PCA
 
+    if metric == "cosine":
+        from sklearn.preprocessing import normalize
+
+        X = normalize(X)  # a copy: the caller's rows are left as they were
     c = int(min(n_components, n, m - 1))
     solver = "covariance_eigh" if n <= 4096 else "arpack"
     if solver == "arpack":

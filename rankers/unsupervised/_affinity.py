@@ -18,7 +18,13 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import LinearOperator, eigsh
 
-from rankers.neighbors import approximate_neighbors, edge_sq_lengths, nearest_neighbors
+from rankers.neighbors import (
+    approximate_neighbors,
+    choose_components,
+    edge_sq_lengths,
+    nearest_neighbors,
+    search_space,
+)
 from rankers.ties import TIE_RTOL
 
 __all__ = ["KnnAffinity", "knn_affinity", "nontrivial_eigenvectors", "normalized_degrees"]
@@ -81,9 +87,11 @@ def knn_affinity(
     space : ndarray, optional
         Where the neighbours are searched, approximately
         (:func:`rankers.neighbors.approximate_neighbors` in
-        :func:`rankers.neighbors.search_space`, e.g. the first principal components); the
-        edge weights are still computed from ``X`` (dense or sparse). Default: the exact
-        search in ``X`` itself.
+        :func:`rankers.neighbors.search_space`, e.g. the first principal components), by
+        Euclidean distance: for ``metric="cosine"`` a space made with
+        ``search_space(..., metric="cosine")``, of the unit rows. The edge weights are
+        still computed from ``X`` (dense or sparse). Default: the exact search in ``X``
+        itself.
 
     Returns
     -------
@@ -100,7 +108,7 @@ def knn_affinity(
     if own:  # ties: lower index first, on any machine
         dist, ind = nearest_neighbors(X, k, metric)
     else:
-        dist, ind = None, approximate_neighbors(space, k, metric)
+        dist, ind = None, approximate_neighbors(space, k, "euclidean")
     rows = np.repeat(np.arange(m, dtype=np.int64), k)
     cols = ind.ravel().astype(np.int64)
     # the union graph, each undirected edge once; built from index pairs rather than
@@ -326,3 +334,19 @@ def _pair_cosine(X: np.ndarray, r: np.ndarray, c: np.ndarray) -> np.ndarray:
         out[s : s + step] = np.einsum("ij,ij->i", X[r[s : s + step]], X[c[s : s + step]])
     den = norms[r] * norms[c]
     return np.divide(out, den, out=np.zeros_like(out), where=den > 0)
+
+
+def graph_search_space(
+    X, knn_components: int | None, metric: str, who: str
+) -> tuple[np.ndarray | None, int | None]:
+    """Where a kNN-graph ranker's ``_score`` searches its neighbours: ``(None, None)``
+    for the exact search in ``X``, else the first principal components of ``X`` (of its
+    unit rows for ``metric="cosine"``) and their number, by
+    :func:`rankers.neighbors.choose_components` (which warns when many samples make it
+    choose them)."""
+    m, n = X.shape
+    # the warning points at the user's fit: here <- _score <- BaseRanker.fit <- caller
+    components = choose_components(knn_components, m, n, who, stacklevel=5)
+    if components is None:
+        return None, None
+    return search_space(X, components, metric=metric), components

@@ -8,7 +8,12 @@ from typing import ClassVar
 import numpy as np
 
 from rankers.base import BaseRanker
-from rankers.neighbors import nearest_neighbors
+from rankers.neighbors import (
+    approximate_neighbors,
+    choose_components,
+    nearest_neighbors,
+    search_space,
+)
 from rankers.preprocessing import minmax_scale
 from rankers.utils.param_validation import Interval, StrOptions
 
@@ -51,6 +56,14 @@ class CompactnessRanker(BaseRanker):
         the statistic; None uses the data as given.
     n_jobs : int or None, default=None
         Parallel jobs of the neighbour search (joblib). The scores do not depend on it.
+    knn_components : int or None, default=None
+        Where the neighbours are searched. None: among all features (the exact search)
+        up to :data:`rankers.neighbors.EXACT_MAX_SAMPLES` (10,000) samples, above it
+        among the first 50 principal components (of the data as scaled), said in a
+        ``UserWarning`` (the exact search costs samples² x features); an int: among the
+        first ``knn_components`` principal components, approximate neighbours whose
+        differences are still taken in the data (see
+        :class:`~rankers.unsupervised.laplacian.LaplacianRanker`).
 
     Attributes
     ----------
@@ -64,6 +77,9 @@ class CompactnessRanker(BaseRanker):
         Feature indices, best first.
     n_neighbors_ : int
         Neighbours per sample actually used (``min(n_neighbors, n_samples - 1)``).
+    knn_components_ : int or None
+        The principal components the neighbours were searched among (None: the exact
+        search).
 
     See Also
     --------
@@ -121,6 +137,7 @@ class CompactnessRanker(BaseRanker):
     _parameter_constraints: ClassVar[dict] = {
         **BaseRanker._parameter_constraints,
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "knn_components": [Interval(Integral, 1, None, closed="left"), None],
         "scale": [StrOptions({"minmax"}), None],
         "n_jobs": [Integral, None],
     }
@@ -131,11 +148,13 @@ class CompactnessRanker(BaseRanker):
         n_neighbors: int = 5,
         scale: str | None = "minmax",
         n_jobs: int | None = None,
+        knn_components: int | None = None,
     ):
         self.k = k
         self.n_neighbors = n_neighbors
         self.scale = scale
         self.n_jobs = n_jobs
+        self.knn_components = knn_components
 
     @staticmethod
     def _statistic_from_scores(scores: np.ndarray) -> np.ndarray:
@@ -157,8 +176,12 @@ class CompactnessRanker(BaseRanker):
             X = minmax_scale(X)  # one scaled copy; no constant column reaches _score
         k = min(int(self.n_neighbors), m - 1)
         self.n_neighbors_ = k
-        # each sample's k nearest others; ties by lower index, on any machine
-        cols = nearest_neighbors(X, k, n_jobs=self.n_jobs)[1].ravel()
+        components = choose_components(self.knn_components, m, n, "CompactnessRanker")
+        self.knn_components_ = components
+        if components is None:  # each sample's k nearest others; ties by lower index
+            cols = nearest_neighbors(X, k, n_jobs=self.n_jobs)[1].ravel()
+        else:
+            cols = approximate_neighbors(search_space(X, components), k).ravel()
         rows = np.repeat(np.arange(m), k)
         num = np.empty(n)
         block = max(1, _BLOCK_ELEMENTS // rows.size)

@@ -17,6 +17,7 @@ from rankers.ties import duplicate_columns
 from rankers.unsupervised._affinity import (
     METRICS,
     WEIGHT_MODES,
+    graph_search_space,
     knn_affinity,
     nontrivial_eigenvectors,
 )
@@ -92,6 +93,14 @@ class MCFSRanker(BaseRanker):
         ``weight_mode="heat"``.
     random_state : int, RandomState instance or None, default=None
         Seeds the start vector of the sparse eigensolver (ARPACK).
+    knn_components : int or None, default=None
+        Where the neighbours are searched. None: among all features (the exact graph)
+        up to :data:`rankers.neighbors.EXACT_MAX_SAMPLES` (10,000) samples, above it
+        among the first 50 principal components, said in a ``UserWarning`` (the exact
+        search costs samples² x features); an int: among the first ``knn_components``
+        principal components (of the unit rows for ``metric="cosine"``), an
+        approximate graph whose edge weights are still computed from the data (see
+        :class:`~rankers.unsupervised.laplacian.LaplacianRanker`).
 
     Attributes
     ----------
@@ -109,6 +118,9 @@ class MCFSRanker(BaseRanker):
         Eigenvectors actually used.
     n_neighbors_ : int
         Neighbours per sample actually used.
+    knn_components_ : int or None
+        The principal components the neighbours were searched among (None: the exact
+        search).
 
     See Also
     --------
@@ -213,6 +225,7 @@ class MCFSRanker(BaseRanker):
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "n_nonzero_coefs": [Interval(Integral, 1, None, closed="left"), None],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "knn_components": [Interval(Integral, 1, None, closed="left"), None],
         "metric": [StrOptions(set(METRICS))],
         "weight_mode": [StrOptions(set(WEIGHT_MODES))],
         "t": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
@@ -231,6 +244,7 @@ class MCFSRanker(BaseRanker):
         t="auto",
         solver: str = "auto",
         random_state=None,
+        knn_components: int | None = None,
     ):
         self.k = k
         self.n_clusters = n_clusters
@@ -241,6 +255,7 @@ class MCFSRanker(BaseRanker):
         self.t = t
         self.solver = solver
         self.random_state = random_state
+        self.knn_components = knn_components
 
     def _score_units(self) -> int | None:
         # coefficients of the regression on X are in units of X**-1; a fixed heat-kernel
@@ -249,9 +264,13 @@ class MCFSRanker(BaseRanker):
 
     def _score(self, X, y, context):
         m, n = X.shape
-        graph = knn_affinity(
-            X, self.n_neighbors, metric=self.metric, weight_mode=self.weight_mode, t=self.t
+        space, self.knn_components_ = graph_search_space(
+            X, self.knn_components, self.metric, "MCFSRanker"
         )
+        graph = knn_affinity(
+            X, self.n_neighbors, metric=self.metric, weight_mode=self.weight_mode, t=self.t,
+            space=space,
+        )  # fmt: skip
         self.n_neighbors_ = graph.n_neighbors
         K = min(int(self.n_clusters), m - 1)
         self.n_clusters_ = K

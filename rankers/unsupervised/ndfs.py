@@ -14,7 +14,13 @@ from sklearn.utils import check_random_state
 
 from rankers.base import BaseRanker
 from rankers.kmeans import kmeans_labels
-from rankers.unsupervised._affinity import METRICS, WEIGHT_MODES, knn_affinity, normalized_degrees
+from rankers.unsupervised._affinity import (
+    METRICS,
+    WEIGHT_MODES,
+    graph_search_space,
+    knn_affinity,
+    normalized_degrees,
+)
 from rankers.utils.param_validation import Interval, StrOptions
 
 __all__ = ["NDFSRanker"]
@@ -87,6 +93,14 @@ class NDFSRanker(BaseRanker):
         two iterations.
     random_state : int, RandomState instance or None, default=None
         Seeds the k-means that initialises ``F``.
+    knn_components : int or None, default=None
+        Where the neighbours are searched. None: among all features (the exact graph)
+        up to :data:`rankers.neighbors.EXACT_MAX_SAMPLES` (10,000) samples, above it
+        among the first 50 principal components, said in a ``UserWarning`` (the exact
+        search costs samples² x features); an int: among the first ``knn_components``
+        principal components (of the unit rows for ``metric="cosine"``), an
+        approximate graph whose edge weights are still computed from the data (see
+        :class:`~rankers.unsupervised.laplacian.LaplacianRanker`).
 
     Attributes
     ----------
@@ -104,6 +118,9 @@ class NDFSRanker(BaseRanker):
         Iterations run.
     n_clusters_, n_neighbors_ : int
         Values actually used.
+    knn_components_ : int or None
+        The principal components the neighbours were searched among (None: the exact
+        search).
 
     Warns
     -----
@@ -172,6 +189,7 @@ class NDFSRanker(BaseRanker):
         "gamma": [Interval(Real, 0, None, closed="neither")],
         "laplacian": [StrOptions({"unnormalized", "normalized"})],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "knn_components": [Interval(Integral, 1, None, closed="left"), None],
         "metric": [StrOptions(set(METRICS))],
         "weight_mode": [StrOptions(set(WEIGHT_MODES))],
         "t": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
@@ -195,6 +213,7 @@ class NDFSRanker(BaseRanker):
         max_iter: int = 1000,
         tol: float = 1e-4,
         random_state=None,
+        knn_components: int | None = None,
     ):
         self.k = k
         self.n_clusters = n_clusters
@@ -209,13 +228,18 @@ class NDFSRanker(BaseRanker):
         self.max_iter = max_iter
         self.tol = tol
         self.random_state = random_state
+        self.knn_components = knn_components
 
     def _score(self, X, y, context):
         m = X.shape[0]
         rng = check_random_state(self.random_state)
-        graph = knn_affinity(
-            X, self.n_neighbors, metric=self.metric, weight_mode=self.weight_mode, t=self.t
+        space, self.knn_components_ = graph_search_space(
+            X, self.knn_components, self.metric, "NDFSRanker"
         )
+        graph = knn_affinity(
+            X, self.n_neighbors, metric=self.metric, weight_mode=self.weight_mode, t=self.t,
+            space=space,
+        )  # fmt: skip
         self.n_neighbors_ = graph.n_neighbors
         L = _laplacian(graph.W, normalized=self.laplacian == "normalized")
         c = min(int(self.n_clusters), m)

@@ -179,6 +179,73 @@ def test_an_approximate_graph_of_principal_components_follows_the_exact_one(name
     np.testing.assert_allclose(again.scores_, approx.scores_, rtol=1e-8, atol=1e-12)
 
 
+GRAPH_PARAMS = {
+    "compactness": {},
+    "mcfs": {"n_clusters": 4, "random_state": 0},
+    "ndfs": {"n_clusters": 4, "random_state": 0},
+}
+
+
+def _planted_groups(seed=9, m=240, n=40):
+    rng = np.random.default_rng(seed)
+    groups = np.repeat(np.arange(4), m // 4)
+    X = rng.normal(size=(m, n))
+    X[:, :6] += 3.0 * (groups[:, None] == np.arange(6)[None, :] % 4)
+    return X
+
+
+@pytest.mark.parametrize("name", ["compactness", "mcfs", "ndfs"])
+def test_the_other_kNN_graph_rankers_take_the_approximate_search_too(name):
+    # issue 47 item 4: every ranker that builds a sample graph has the many-cells path
+    X = _planted_groups()
+    params = GRAPH_PARAMS[name]
+    exact = _fit(name, X, **params)
+    approx = _fit(name, X, **params, knn_components=10)
+    assert exact.knn_components_ is None and approx.knn_components_ == 10
+    found = {fit: len(set(fit.ranking_[:6].tolist()) & set(range(6))) for fit in (exact, approx)}
+    # on this data the approximate graph finds the planted features as well as the exact
+    # one does, give or take one (each finds at least 4 of the 6)
+    assert found[approx] >= 4 and found[exact] >= 4
+    assert abs(found[approx] - found[exact]) <= 1
+    again = _fit(name, X, **params, knn_components=10)
+    np.testing.assert_array_equal(again.scores_, approx.scores_)
+
+
+@pytest.mark.parametrize("name", ["compactness", "mcfs", "ndfs"])
+def test_many_samples_choose_the_approximate_search_with_a_warning(name, monkeypatch):
+    from rankers import neighbors
+
+    monkeypatch.setattr(neighbors, "EXACT_MAX_SAMPLES", 200)
+    monkeypatch.setattr(neighbors, "AUTO_COMPONENTS", 8)
+    X = _planted_groups()
+    params = GRAPH_PARAMS[name]
+    ranker = rankers.get(name, **params)
+    with pytest.warns(UserWarning, match=r"on 240 samples x 40 features.*first 8 principal") as rec:
+        auto = ranker.fit(X)
+    assert rec[0].filename == __file__  # the warning points at the user's fit
+    assert auto.knn_components_ == 8
+    np.testing.assert_array_equal(auto.scores_, _fit(name, X, **params, knn_components=8).scores_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        small = rankers.get(name, **params).fit(X[:200])  # at the threshold: exact, silent
+    assert small.knn_components_ is None
+
+
+def test_a_cosine_search_space_keeps_the_cosine_neighbours():
+    # every component of the unit rows: a rotation of them, so the Euclidean neighbours
+    # there are the cosine neighbours of the data (the raw rows' centred components
+    # would not keep them)
+    from rankers.neighbors import approximate_neighbors, nearest_neighbors, search_space
+
+    rng = np.random.default_rng(3)
+    X = rng.lognormal(size=(90, 12)) * rng.uniform(0.1, 10.0, size=(90, 1))
+    exact = nearest_neighbors(X, 5, metric="cosine", return_distance=False)
+    space = search_space(X, 12, metric="cosine")
+    np.testing.assert_array_equal(approximate_neighbors(space, 5), exact)
+    centred = search_space(X, 12)  # the raw rows' components: Euclidean, not cosine
+    assert (approximate_neighbors(centred, 5) != exact).any()
+
+
 @pytest.mark.parametrize("name", ["info_gain", "chi2"])
 @pytest.mark.parametrize("scale", [1e-307, 1e307])
 def test_binning_rankers_at_the_edges_of_float64(name, scale):
