@@ -32,7 +32,14 @@ MODULES = {
     "moweights.datafiles": "Reading data files: csv, tsv, parquet, .mat, .h5ad",
     "moweights.datasets": "Data sets",
     "moweights.weighting": "NSGA-II feature weighting",
+    "moweights.scverse": "Single-cell data: AnnData in and out, marker features per group",
 }
+
+#: the kNN-graph rankers' many-samples path (rankers.neighbors.choose_components)
+_APPROX = (
+    "; above 10,000 samples, by default, the neighbours among 50 principal components: "
+    "O(n d min(n, d)) + O(50 n²)"
+)
 
 #: time (and the memory it needs) in terms of n samples, d features; a class attribute
 #: ``complexity`` on a ranker takes precedence. A built-in ranker missing from both fails
@@ -42,7 +49,7 @@ COMPLEXITY = {
     "anova_f": "O(n d)",
     "chi2": "O(n d log n) (equal-frequency bins from ranks)",
     "cmim": "O(k d n) for k selected features (one conditional MI per pair); memory O(n d)",
-    "compactness": "O(n² d) for the kNN graph, then O(n k d); memory O(n k)",
+    "compactness": "O(n² d) for the kNN graph, then O(n k d); memory O(n k)" + _APPROX,
     "distance_rank": "O(m² d) over the m(m−1)/2 sample pairs (m ≤ n, subsample to bound it)",
     "estimator_importance": "one fit of the wrapped model, plus n_repeats · d scorings "
     "for permutation importance",
@@ -52,15 +59,17 @@ COMPLEXITY = {
     "genie3": "O(T · n log n · d) for T multi-output trees predicting all d features",
     "info_gain": "O(n d log n) (equal-frequency bins from ranks)",
     "jmi": "O(k d n) for k selected features; memory O(n d)",
-    "laplacian": "O(n² d) for the kNN graph, then O(n k d); memory O(n k) (sparse graph)",
+    "laplacian": "O(n² d) for the kNN graph, then O(n k d); memory O(n k) (sparse graph)"
+    + _APPROX,
     "mcfs": "O(n² d) kNN graph + sparse eigenproblem + one LARS per eigenvector, "
-    "O(c n d min(n, d)) for c clusters",
+    "O(c n d min(n, d)) for c clusters" + _APPROX,
     "mo_weighting": "O(G · P · n d) for G generations of a population of P weight vectors "
     "with C1-C3 (one matrix product per generation); the default NCA reads the s(s−1)/2 "
     "pairs of at most s = 200 samples: O(G · P · s² d); memory O(s² d)",
     "mrmr": "O(k d n) for k selected features; memory O(n d)",
     "multisurf": "O(n² d) (all sample distances, in blocks)",
-    "ndfs": "O(iterations · (d³ + n d c)) for c clusters (a d×d Cholesky per iteration)",
+    "ndfs": "O(n² d) for the kNN graph, then O(iterations · (d³ + n d c)) for c clusters "
+    "(a d×d Cholesky per iteration)" + _APPROX,
     "random_forest": "O(T · n log n · √d) for T trees (+ d permutations for permutation "
     "importance)",
     "relieff": "O(n² d) (every sample is a reference, distances in blocks)",

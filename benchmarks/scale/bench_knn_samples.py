@@ -1,4 +1,4 @@
-"""The Laplacian score's neighbour search against the number of samples: exact and approximate.
+"""A kNN-graph ranker's neighbour search against the number of samples: exact and approximate.
 
 Issue 47, item 4: above ``rankers.unsupervised.laplacian._EXACT_MAX_SAMPLES`` samples,
 ``LaplacianRanker()`` searches the kNN graph among the first 50 principal components
@@ -11,7 +11,14 @@ path with the threshold lowered below the smallest size (so every size takes it,
 prints each path's CPU s and the exponent ``b`` of the least-squares fit
 ``CPU s ~ a cells^b`` on a log-log scale.
 
+``--ranker`` fits another kNN-graph ranker the same way (``compactness``, ``mcfs``,
+``ndfs``, ``spec`` with ``affinity="knn"``; the threshold is
+``rankers.neighbors.EXACT_MAX_SAMPLES``); those that take no sparse input get the same
+counts dense, and ``--params`` (JSON) sets parameters beside the defaults.
+
     python -m benchmarks.scale.bench_knn_samples --out benchmarks/results/single_cell/knn_samples.md
+    python -m benchmarks.scale.bench_knn_samples --ranker compactness \
+        --out benchmarks/results/single_cell/knn_samples_compactness.md
 """
 
 from __future__ import annotations
@@ -27,15 +34,21 @@ import numpy as np
 from benchmarks._common import ONE_BLAS_THREAD, child_env, cpu_seconds
 
 
-def _child(path: str, cells: int, genes: int) -> None:
+def _child(path: str, cells: int, genes: int, ranker: str, params: dict) -> None:
     import warnings
 
+    import rankers
     from benchmarks.scale.bench_single_cell import make_counts
+    from rankers import neighbors
     from rankers.unsupervised import laplacian
 
     X, _ = make_counts(cells, genes)
-    laplacian._EXACT_MAX_SAMPLES = 1 if path == "approximate" else 10**9
-    est = laplacian.LaplacianRanker()
+    threshold = 1 if path == "approximate" else 10**9
+    laplacian._EXACT_MAX_SAMPLES = threshold
+    neighbors.EXACT_MAX_SAMPLES = threshold
+    est = rankers.get(ranker, **params)
+    if not est.accepts_sparse:  # densified before the clock starts
+        X = X.toarray()
     start = cpu_seconds()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -46,10 +59,10 @@ def _child(path: str, cells: int, genes: int) -> None:
                       "knn_components_": est.knn_components_}))  # fmt: skip
 
 
-def _run(path: str, cells: int, genes: int) -> dict:
+def _run(path: str, cells: int, genes: int, ranker: str, params: str) -> dict:
     done = subprocess.run(
         [sys.executable, "-m", __spec__.name, "--child", path, "--cells", str(cells),
-         "--genes", str(genes)],
+         "--genes", str(genes), "--ranker", ranker, "--params", params],
         capture_output=True, text=True, env=child_env(**ONE_BLAS_THREAD), check=False,
     )  # fmt: skip
     if done.returncode != 0:
@@ -70,12 +83,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cells", type=int, nargs="+", default=[2000, 4000, 8000, 16000, 32000])
     parser.add_argument("--genes", type=int, default=2000)
     parser.add_argument("--exact-max", type=int, default=8000, help="largest exact size")
+    parser.add_argument("--ranker", default="laplacian", help="a kNN-graph ranker's name")
+    parser.add_argument("--params", default="{}", help="its parameters, a JSON object")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--from-json", type=Path, help="print the table of a run's .json")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        _child(args.child, args.cells[0], args.genes)
+        _child(args.child, args.cells[0], args.genes, args.ranker, json.loads(args.params))
         return
     if args.from_json:  # the table again from a run's .json
         rows = json.loads(args.from_json.read_text())
@@ -85,13 +100,14 @@ def main(argv: list[str] | None = None) -> None:
             for path in ("approximate", "exact"):
                 if path == "exact" and cells > args.exact_max:
                     continue
-                rows[path].append(_run(path, cells, args.genes))
+                rows[path].append(_run(path, cells, args.genes, args.ranker, args.params))
                 print(rows[path][-1], flush=True)
     lines = [
-        "# The Laplacian score's neighbour search against the number of samples (issue 47)",
+        f"# {args.ranker}'s neighbour search against the number of samples (issue 47)",
         "",
-        "`python -m benchmarks.scale.bench_knn_samples` (one child per fit, one BLAS thread, "
-        f"{args.genes:,} genes, log1p sparse counts); CPU s of `LaplacianRanker().fit`.",
+        f"`python -m benchmarks.scale.bench_knn_samples --ranker {args.ranker} --params "
+        f"'{args.params}'` (one child per fit, one BLAS thread, {args.genes:,} genes, log1p "
+        f"counts); CPU s of `rankers.get({args.ranker!r}, **params).fit`.",
         "",
         "| cells | approximate (50 components) CPU s | warned | exact CPU s |",
         "|---|---|---|---|",
