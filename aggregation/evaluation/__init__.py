@@ -4,7 +4,8 @@
   (what every held-out evaluation scores: nested, no selection bias), and aggregates of
   them computed fold by fold.
 - :mod:`~aggregation.evaluation.classification`: cross-validated class prediction from the
-  top-k features (balanced accuracy), the headline with a class target.
+  top-k features (balanced accuracy), the headline with a class target;
+  :mod:`~aggregation.evaluation.regression` its numeric-target sibling (kNN regression, R²).
 - :mod:`~aggregation.evaluation.topk`: the unsupervised top-k kNN error curve (the ranking
   refitted on every training fold).
 - :mod:`~aggregation.evaluation.error_curves`: FFA/RFA curves, the expected curve of a random
@@ -45,6 +46,7 @@ _EXPORTS = {
     ),
     "folds": ("FoldRankings", "combine_folds", "cv_splits", "fold_rankings"),
     "plots": ("plot_error_curves", "plot_topk_curves"),
+    "regression": ("REGRESSION_METRICS", "regression_curve"),
     "stats": (
         "FriedmanResult",
         "NemenyiResult",

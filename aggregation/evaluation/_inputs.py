@@ -11,8 +11,9 @@ import pandas as pd
 from aggregation._names import format_names
 from aggregation.ranking import GenericRanking, Ranking
 from rankers.exceptions import InvalidInputError, InvalidParameterError
+from rankers.ties import TIE_RTOL
 
-__all__ = ["feature_order"]
+__all__ = ["feature_order", "standardised"]
 
 
 def _is_index(value: Any) -> bool:
@@ -109,3 +110,12 @@ def feature_order(
             f"{format_names(missing)}"
         )
     return idx
+
+
+def standardised(train: np.ndarray, test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Both parts standardised with the training rows' mean and standard deviation (a
+    feature constant on the training rows, within the tie rule's 1e-9, becomes 0)."""
+    mean = train.mean(axis=0)
+    std = train.std(axis=0)
+    std[std <= TIE_RTOL * np.abs(train).max(axis=0)] = 1.0  # constant on the fold: 0
+    return (train - mean) / std, (test - mean) / std

@@ -22,12 +22,11 @@ from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
 from aggregation._tasks import check_progress, run_in_order
-from aggregation.evaluation._inputs import feature_order
-from aggregation.evaluation.folds import FoldRankings, cv_splits, fold_rankings, resolve_ranker
+from aggregation.evaluation._inputs import standardised
+from aggregation.evaluation.folds import curve_frame, orders_per_fold
 from aggregation.evaluation.topk import geometric_grid
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 from rankers.neighbors import nearest_neighbors
-from rankers.ties import TIE_RTOL
 from rankers.validation import check_ks, check_seed, check_X, check_y, default_feature_names
 
 __all__ = ["CLASS_METRICS", "CLASS_MODELS", "class_curve"]
@@ -36,13 +35,6 @@ __all__ = ["CLASS_METRICS", "CLASS_MODELS", "class_curve"]
 CLASS_MODELS = ("knn", "svm", "logistic")
 #: how the predictions of a test fold are scored (higher is better)
 CLASS_METRICS = ("balanced_accuracy", "accuracy")
-
-
-def _standardised(train: np.ndarray, test: np.ndarray):
-    mean = train.mean(axis=0)
-    std = train.std(axis=0)
-    std[std <= TIE_RTOL * np.abs(train).max(axis=0)] = 1.0  # constant on the fold: 0
-    return (train - mean) / std, (test - mean) / std
 
 
 def _score(metric: str, truth: np.ndarray, pred: np.ndarray) -> float:
@@ -75,7 +67,7 @@ def _fold_scores(
 ) -> np.ndarray:
     """Scores at every k for one fold, averaged over ``orders`` (several for "random")."""
     if model != "svm":
-        Xtr, Xte = _standardised(Xtr, Xte)
+        Xtr, Xte = standardised(Xtr, Xte)
     out = np.zeros(len(ks))
     with config_context(assume_finite=True):
         for order in orders:
@@ -189,30 +181,9 @@ def class_curve(
     ks = geometric_grid(n) if ks is None else check_ks(ks, n)
     seed = check_seed(random_state)
 
-    est = resolve_ranker(ranker, params)
-    if isinstance(ranker, FoldRankings):
-        protocol, label = "nested", ranker.method
-        splits = list(ranker.splits)
-        per_fold = [[o] for o in ranker.orders(names)]
-    else:
-        splits = cv_splits(Xc, yc, cv=cv, random_state=seed)
-        if est is not None:
-            folds = fold_rankings(est, Xc, yc, cv=splits, random_state=seed, n_jobs=n_jobs)
-            protocol, label = "nested", folds.method
-            per_fold = [[o] for o in folds.orders(names)]
-        elif isinstance(ranker, str):  # "random"
-            if not isinstance(n_random, int) or n_random < 1:
-                raise InvalidParameterError(f"n_random must be an integer >= 1; got {n_random!r}")
-            protocol, label = "random", "random"
-            words = seed.generate_state(2 * len(splits) + 1)[len(splits) + 1 :]
-            per_fold = []
-            for w in words:
-                rng = np.random.default_rng(int(w))
-                per_fold.append([rng.permutation(n) for _ in range(n_random)])
-        else:
-            order = feature_order(ranker, names, what="ranker")
-            protocol, label = "fixed", getattr(ranker, "method", None)
-            per_fold = [[order] for _ in splits]
+    splits, per_fold, protocol, label = orders_per_fold(
+        ranker, params, Xc, yc, names, cv=cv, seed=seed, n_random=n_random, n_jobs=n_jobs
+    )
     if any(max(tr.max(), te.max()) >= m for tr, te in splits):
         raise InvalidInputError(f"the folds index rows that X (of {m} samples) does not have")
     smallest = min(len(tr) for tr, _ in splits)
@@ -238,21 +209,6 @@ def class_curve(
         for f, (tr, te) in enumerate(splits)
     )
     scores = np.array(run_in_order(jobs, n_jobs=n_jobs, progress=progress))  # (folds, ks)
-    n_folds = len(splits)
-    if return_folds:
-        fold, kk = np.meshgrid(np.arange(n_folds), ks, indexing="ij")
-        frame = pd.DataFrame(
-            {"k": kk.ravel(), "fold": fold.ravel(), "metric": metric, "value": scores.ravel()}
-        ).sort_values(["k", "fold"], ignore_index=True)
-    else:
-        frame = pd.DataFrame(
-            {
-                "k": ks,
-                "metric": metric,
-                "mean": scores.mean(axis=0),
-                "std": scores.std(axis=0, ddof=1) if n_folds > 1 else 0.0,
-                "n_folds": n_folds,
-            }
-        )
+    frame = curve_frame(scores, ks, metric, return_folds)
     frame.attrs.update(protocol=protocol, model=model, ranking=label)
     return frame

@@ -34,7 +34,15 @@ from aggregation.ranking import Ranking
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 from rankers.validation import check_seed, check_X, default_feature_names
 
-__all__ = ["FoldRankings", "combine_folds", "cv_splits", "fold_rankings", "resolve_ranker"]
+__all__ = [
+    "FoldRankings",
+    "combine_folds",
+    "curve_frame",
+    "cv_splits",
+    "fold_rankings",
+    "orders_per_fold",
+    "resolve_ranker",
+]
 
 Split = tuple[np.ndarray, np.ndarray]
 
@@ -351,3 +359,55 @@ def combine_folds(
             )
         out.append(agg)
     return FoldRankings(out, first.splits, method or out[0].method)
+
+
+def orders_per_fold(ranker, params, X, y, names, *, cv, seed, n_random, n_jobs, stratify=None):
+    """The folds and, per fold, the feature orders a curve of the top-k features scores:
+    ``(splits, per_fold, protocol, label)``, for a ranker given by name or unfitted
+    (refit on each training part: "nested"), as :class:`FoldRankings` (their folds),
+    ``"random"`` (``n_random`` seeded orders per fold) or a fixed ranking ("fixed").
+    ``seed`` is a ``SeedSequence`` (:func:`rankers.validation.check_seed`); ``stratify`` as
+    for :func:`cv_splits`."""
+    from aggregation.evaluation._inputs import feature_order
+
+    n = X.shape[1]
+    est = resolve_ranker(ranker, params)
+    if isinstance(ranker, FoldRankings):
+        return list(ranker.splits), [[o] for o in ranker.orders(names)], "nested", ranker.method
+    splits = cv_splits(X, y, cv=cv, random_state=seed, stratify=stratify)
+    if est is not None:
+        # the fits see the columns' names, so their rankings name the features of X
+        named = pd.DataFrame(X, columns=list(names), copy=False)
+        folds = fold_rankings(est, named, y, cv=splits, random_state=seed, n_jobs=n_jobs)
+        return splits, [[o] for o in folds.orders(names)], "nested", folds.method
+    if isinstance(ranker, str):  # "random"
+        if not isinstance(n_random, int) or n_random < 1:
+            raise InvalidParameterError(f"n_random must be an integer >= 1; got {n_random!r}")
+        words = seed.generate_state(2 * len(splits) + 1)[len(splits) + 1 :]
+        per_fold = []
+        for w in words:
+            rng = np.random.default_rng(int(w))
+            per_fold.append([rng.permutation(n) for _ in range(n_random)])
+        return splits, per_fold, "random", "random"
+    order = feature_order(ranker, names, what="ranker")
+    return splits, [[order] for _ in splits], "fixed", getattr(ranker, "method", None)
+
+
+def curve_frame(scores: np.ndarray, ks, metric: str, return_folds: bool) -> pd.DataFrame:
+    """A curve's table from its (folds, ks) scores: one row per k (mean, std over the
+    folds) or, with ``return_folds``, one per (k, fold)."""
+    n_folds = scores.shape[0]
+    if return_folds:
+        fold, kk = np.meshgrid(np.arange(n_folds), ks, indexing="ij")
+        return pd.DataFrame(
+            {"k": kk.ravel(), "fold": fold.ravel(), "metric": metric, "value": scores.ravel()}
+        ).sort_values(["k", "fold"], ignore_index=True)
+    return pd.DataFrame(
+        {
+            "k": ks,
+            "metric": metric,
+            "mean": scores.mean(axis=0),
+            "std": scores.std(axis=0, ddof=1) if n_folds > 1 else 0.0,
+            "n_folds": n_folds,
+        }
+    )
