@@ -23,7 +23,14 @@ from rankers.base import BaseRanker
 from rankers.exceptions import FewSamplesWarning, InvalidInputError, InvalidParameterError
 from rankers.utils.param_validation import Interval, StrOptions
 
-__all__ = ["AUTO_MAX_MEMBERS", "POOLS", "StackedRanker", "best_first", "choose_members"]
+__all__ = [
+    "AUTO_MAX_MEMBERS",
+    "HIGHER_IS_BETTER",
+    "POOLS",
+    "StackedRanker",
+    "best_first",
+    "choose_members",
+]
 
 #: at most this many members with ``n_members="auto"``
 AUTO_MAX_MEMBERS = 5
@@ -37,7 +44,12 @@ POOLS = {
     "unsupervised": (
         "compactness", "laplacian", "mcfs", "ndfs", "spec", "urelief", "variance",
     ),
+    # every registered ranker that fits a quantity (target_kind "regression" or "both")
+    "regression": ("estimator_importance", "multisurf", "random_forest", "rrelieff"),
 }  # fmt: skip
+
+#: the inner score of each task: what it measures and whether higher is better
+HIGHER_IS_BETTER = {"classification": True, "regression": True, "unsupervised": False}
 
 
 def best_first(scores: dict[str, float], higher: bool) -> list[str]:
@@ -86,10 +98,14 @@ class StackedRanker(BaseRanker):
     ----------
     k : int, "all" or None, default=None
         Number of best features kept by ``transform``.
-    task : {"classification", "unsupervised"}, default="classification"
+    task : {"classification", "regression", "unsupervised"}, default="classification"
         What the inner folds score. ``"classification"``: balanced accuracy of a 5-nearest-
         neighbour classifier on the top k features, averaged over k = 1..64
         (:func:`aggregation.evaluation.class_curve`; needs class labels).
+        ``"regression"``: the out-of-sample R² of a 5-nearest-neighbour regression of the
+        numeric target from the top k features, averaged over k = 1..64
+        (:func:`aggregation.evaluation.regression_curve`); the members fit the target as a
+        quantity (those for both kinds of target choose by its values, as they do alone).
         ``"unsupervised"``: mean squared error of a 1NN regression of every feature from
         the top 16 (:func:`aggregation.evaluation.topk_curve`; y is ignored).
     pool : sequence of str or None, default=None
@@ -102,8 +118,8 @@ class StackedRanker(BaseRanker):
         averages relieff with members at chance, ``benchmarks/results/atlas_v3_200/atlas.csv``).
     margin : float, default=0.02
         For ``n_members="auto"``: how far from the best inner score a member may be
-        (balanced accuracy points for classification; a relative share of the error for
-        the unsupervised task).
+        (balanced accuracy points for classification, R² points for regression; a
+        relative share of the error for the unsupervised task).
     cv : int, default=3
         Inner folds (stratified by the classes for classification), shuffled with
         ``random_state``.
@@ -120,8 +136,8 @@ class StackedRanker(BaseRanker):
     members_ : list of str
         The chosen members, best inner score first.
     inner_scores_ : Series
-        Every pool member's mean inner score (higher is better for classification,
-        lower for the unsupervised error).
+        Every pool member's mean inner score (higher is better for classification and
+        regression, lower for the unsupervised error).
     failed_members_ : dict of str to str
         Pool members that raised on an inner training part (say, a class with one sample
         there), with the reason: left out of the choice, with a
@@ -155,7 +171,7 @@ class StackedRanker(BaseRanker):
     _contract_test_params: ClassVar[dict] = {"pool": ["anova_f", "chi2", "t_test"], "cv": 2}
     _parameter_constraints: ClassVar[dict] = {
         **BaseRanker._parameter_constraints,
-        "task": [StrOptions({"classification", "unsupervised"})],
+        "task": [StrOptions({"classification", "regression", "unsupervised"})],
         "pool": [None, list, tuple],
         "n_members": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "margin": [Interval(Real, 0, None, closed="left")],
@@ -185,7 +201,10 @@ class StackedRanker(BaseRanker):
         self.random_state = random_state
 
     def _requires_y(self) -> bool:
-        return self.task == "classification"
+        return self.task != "unsupervised"
+
+    def _target_kind(self) -> str:
+        return self.task if self.task in POOLS else "classification"
 
     def _feature_scale_invariant(self) -> bool:
         # the inner scores standardise each feature with the training rows (kNN / 1NN), so
@@ -243,7 +262,7 @@ class StackedRanker(BaseRanker):
 
         import rankers
         from aggregation import Ranking, mean_rank
-        from aggregation.evaluation import class_curve, topk_curve
+        from aggregation.evaluation import class_curve, regression_curve, topk_curve
         from aggregation.evaluation.folds import FoldRankings
         from rankers.validation import default_feature_names
 
@@ -276,9 +295,13 @@ class StackedRanker(BaseRanker):
                 failed[name] = str(error)  # of a class: not a candidate on these data
                 continue
             rankings = FoldRankings(folds, splits, name)
+            ks = list(range(1, min(64, X.shape[1]) + 1))
             if self.task == "classification":
-                ks = list(range(1, min(64, X.shape[1]) + 1))
                 curve = class_curve(
+                    rankings, X, y, ks=ks, n_neighbors=n_neighbors, return_folds=True
+                )
+            elif self.task == "regression":
+                curve = regression_curve(
                     rankings, X, y, ks=ks, n_neighbors=n_neighbors, return_folds=True
                 )
             else:
@@ -297,7 +320,7 @@ class StackedRanker(BaseRanker):
                 stacklevel=3,
             )
         self.failed_members_ = failed
-        higher = self.task == "classification"
+        higher = HIGHER_IS_BETTER[self.task]
         self.inner_scores_ = pd.Series(inner, name="inner_score")
         self.members_ = choose_members(inner, higher, self.n_members, self.margin)
         chosen = []

@@ -354,7 +354,7 @@ class BaseRanker(SelectorMixin, BaseEstimator):
                 f"{type(self).__name__} requires y to be passed, but the target y is None: "
                 "it is supervised; pass fit(X, y) or choose an unsupervised ranker"
             )
-        kind = self.target_kind
+        kind = self._target_kind()
         name = self.name or type(self).__name__
         if kind == "both":
             # unreadable or multi-output targets: check_y says what is wrong with them
@@ -389,6 +389,12 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         """Whether ``fit`` needs a target with the parameters set (default: ``requires_y``)."""
         return bool(self.requires_y)
 
+    def _target_kind(self) -> str:
+        """The target ``fit`` takes with the parameters set (default: ``target_kind``; a
+        ranker whose parameters choose the task, such as the ensemble's ``task``, answers
+        by them)."""
+        return str(self.target_kind)
+
     def _accepts_sparse(self) -> bool:
         """Whether ``fit`` keeps sparse input sparse with the parameters set (default:
         ``accepts_sparse``)."""
@@ -404,7 +410,8 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         """scikit-learn's tags of this instance, extended by :class:`~rankers.tags.RankerTags`.
 
         Read them with :func:`rankers.ranker_tags`. ``requires_y`` comes from
-        :meth:`_requires_y` (so it may depend on the parameters), ``scale_invariant`` from
+        :meth:`_requires_y` (so it may depend on the parameters), ``target_kind`` from
+        :meth:`_target_kind`, ``scale_invariant`` from
         :meth:`_score_units`, ``feature_scale_invariant`` from
         :meth:`_feature_scale_invariant`, ``accepts_sparse`` from :meth:`_accepts_sparse`,
         ``progress`` from a ``verbose`` parameter unless
@@ -420,7 +427,7 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         return RankerTags.extend(
             tags,
             requires_y=self._requires_y(),
-            target_kind=self.target_kind,
+            target_kind=self._target_kind(),
             accepts_sparse=self._accepts_sparse(),
             progress=bool(self.progress_bar) and "verbose" in self.get_params(deep=False),
             deterministic=bool(self.deterministic),

@@ -137,3 +137,70 @@ def test_the_tags_of_a_misconfigured_pool_make_no_claim():
     assert rankers.ranker_tags(est).feature_scale_invariant is False
     with pytest.raises(InvalidParameterError):
         est.fit(np.random.default_rng(0).normal(size=(10, 3)), np.repeat([0, 1], 5))
+
+
+# ---------------------------------------------------------------- a numeric target
+def _quantity(seed=0, m=160, n=24, interaction=False):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, n))
+    if interaction:  # y = x0 * x1: neither feature alone says anything about y
+        y = X[:, 0] * X[:, 1] + 0.1 * rng.normal(size=m)
+    else:
+        y = 2.0 * X[:, 0] + X[:, 1] - X[:, 2] + 0.5 * rng.normal(size=m)
+    return X, y
+
+
+def test_a_regression_ensemble_scores_its_pool_by_the_inner_r2():
+    from sklearn.model_selection import KFold
+
+    from aggregation.evaluation import regression_curve
+
+    X, y = _quantity()
+    pool = ["rrelieff", "multisurf"]
+    ranker = StackedRanker(task="regression", pool=pool, n_members=1, random_state=0).fit(X, y)
+    assert rankers.ranker_tags(ranker).target_kind == "regression"
+    assert rankers.ranker_tags(ranker).requires_y
+    names = [f"x{i}" for i in range(X.shape[1])]
+    splits = list(KFold(3, shuffle=True, random_state=0).split(X))  # not stratified
+    expected = {}
+    for name in pool:
+        folds = []
+        for train, _ in splits:
+            est = rankers.get(name).fit(X[train], y[train])
+            folds.append(Ranking(names, est.scores_, name, order_idx=est.ranking_))
+        curve = regression_curve(
+            FoldRankings(folds, splits), X, y, ks=range(1, 25), return_folds=True
+        )
+        expected[name] = curve["value"].mean()
+    assert ranker.inner_scores_.to_dict() == pytest.approx(expected, rel=1e-12)
+    assert ranker.members_ == best_first(expected, higher=True)[:1]
+    assert set(ranker.ranking_[:3]) == {0, 1, 2}
+
+
+def test_the_default_regression_pool_finds_an_interaction_and_noise_scores_as_noise():
+    import warnings
+
+    from moweights.ensemble import POOLS
+
+    X, y = _quantity(1, interaction=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ranker = StackedRanker(task="regression", random_state=0).fit(X, y)
+    assert list(ranker.inner_scores_.index) == list(POOLS["regression"])
+    assert set(ranker.ranking_[:2]) == {0, 1}
+    # the members that see interactions (the Relief family) are the ones chosen
+    assert set(ranker.members_) <= {"rrelieff", "multisurf", "random_forest"}
+    rng = np.random.default_rng(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        noise = StackedRanker(task="regression", random_state=0).fit(X, rng.normal(size=len(X)))
+    # no member explains a target of pure noise on the inner folds
+    assert (noise.inner_scores_ < 0.05).all()
+
+
+def test_a_regression_ensemble_names_a_target_that_is_no_quantity():
+    X, _ = _quantity(m=30)
+    with pytest.raises(InvalidInputError):
+        StackedRanker(task="regression", pool=["rrelieff"]).fit(X, np.array(["a", "b"] * 15))
+    with pytest.raises(InvalidInputError, match="requires y"):
+        StackedRanker(task="regression", pool=["rrelieff"]).fit(X)
