@@ -208,6 +208,11 @@ def _summary(
     cfg = result.config
     n_top = min(10, len(result.feature_names)) if result.units else 0
     data = {"name": cfg.describe_data()}
+    left_out = [s.name for s in cfg.sites if result.units and s.name not in result.units]
+    if left_out:  # [data] on_mismatch = "drop": the notes say why
+        kept = ", ".join(result.units)
+        data["name"] = f"{len(result.units)} of {len(cfg.sites)} sites: {kept} (left out: "
+        data["name"] += ", ".join(left_out) + ")"
     if result.units:
         data.update(
             n_samples=int(sum(len(X) for X, _ in result.units.values())),

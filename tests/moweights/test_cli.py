@@ -482,6 +482,7 @@ def test_on_mismatch_drop_leaves_the_odd_site_out_and_says_so(tmp_path, capsys):
     assert "note: data: site 'c': left out of the run" in printed, printed
     summary = json.loads((out / "summary.json").read_text())
     assert summary["data"]["sites"] == {"a": 30, "b": 30}
+    assert summary["data"]["name"] == "2 of 3 sites: a, b (left out: c)"
     assert any("site 'c'" in n and "extra 'v'" in n for n in summary["notes"])
     sites = json.loads((out / "sites.json").read_text())
     assert sites["variance"]["sizes"] == {"a": 30, "b": 30}
