@@ -42,6 +42,7 @@ from moweights.output.baselines import (
     RANDOM_CLASS,
     RANDOM_ECA,
     RANDOM_TOPK,
+    cut_after_name,
     generic_one_block_text,
 )
 from moweights.output.features import FEATURES, feature_table, significant_counts
@@ -462,13 +463,8 @@ def summary_text(folder) -> str:
 
 
 def _cut(text: str, width: int = 100) -> str:
-    """``text`` in at most ``width`` characters, cut after a whole name (at a ", ", " > "
-    or "}"), never inside one ("me..." was left of "mean radius")."""
-    if len(text) <= width:
-        return text
-    head = text[: width - 4]
-    cut = max(head.rfind(", "), head.rfind(" > "), head.rfind("}") + 1)
-    return (head[:cut] if cut > 0 else head).rstrip(", >") + " ..."
+    """The summary's generic ranking line: :func:`~moweights.output.baselines.cut_after_name`."""
+    return cut_after_name(text, width)
 
 
 def _features_lines(summary: dict) -> list[str]:
