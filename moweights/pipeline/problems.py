@@ -44,6 +44,7 @@ from rankers.exceptions import FeatureMismatchError, MoweightsError
 
 __all__ = [
     "KINDS",
+    "PREPARED",
     "DataProblem",
     "data_problems",
     "drop_odd_sites",
@@ -626,6 +627,26 @@ def site_mismatch(
     return out, list(dropped)
 
 
+#: how a site mismatch found after [data] missing / categorical names the columns
+PREPARED = "as the [data] missing and categorical options prepared them"
+
+
+def _prepared_mismatch(config: RunConfig, units: dict) -> list[DataProblem]:
+    """A site mismatch that only [data] missing / categorical make (one-hot codes, dropped
+    columns differing by site), as the run finds it after preparing the data."""
+    data = config.data
+    if len(units) < 2 or (data.missing, data.categorical) == ("error", "error"):
+        return []  # under the defaults preparing keeps every column as it was read
+    from moweights.pipeline.data import prepare_units
+
+    dropped = site_mismatch(config, units)[1]
+    try:
+        prepared = prepare_units(config, {s: u for s, u in units.items() if s not in dropped})[0]
+    except MoweightsError:
+        return []  # what stops preparing is among the problems found already
+    return site_mismatch(config, prepared, stage=PREPARED)[0]
+
+
 def drop_odd_sites(config: RunConfig, units: dict, *, stage: str = "") -> tuple[dict, list[str]]:
     """``units`` without the sites ``[data] on_mismatch = 'drop'`` leaves out, and a note for
     each; a mismatch it does not handle raises :class:`~moweights.errors.DataProblemsError`
@@ -669,6 +690,8 @@ def data_problems(config: RunConfig) -> list[DataProblem]:
             )
             continue
         found = unit_problems(sub, units)
+        if not any(p.blocking for p in found):
+            found += _prepared_mismatch(sub, units)
         if where:
             found = [
                 DataProblem(

@@ -31,7 +31,7 @@ from moweights.pipeline.cache import StepCache
 from moweights.pipeline.data import prepare_units
 from moweights.pipeline.evaluate import evaluate
 from moweights.pipeline.lock import RunLock
-from moweights.pipeline.problems import drop_odd_sites, load_checked
+from moweights.pipeline.problems import PREPARED, drop_odd_sites, load_checked
 from moweights.pipeline.progress import Progress
 from moweights.pipeline.result import RunResult
 from moweights.pipeline.stability import stability
@@ -43,8 +43,6 @@ __all__ = ["CHECKPOINT_SECONDS", "run"]
 #: the least time between two writes of the folder while the steps run; what a resumed run
 #: needs is in the step cache as each step ends, whatever this is
 CHECKPOINT_SECONDS = 30.0
-#: how a site mismatch found after [data] missing / categorical names the columns
-_PREPARED = "as the [data] missing and categorical options prepared them"
 
 
 @contextlib.contextmanager
@@ -204,7 +202,7 @@ def _run_locked(
         units, checked = loaded if loaded is not None else load_checked(config)
         prepared, steps = prepare_units(config, units)
         # one-hot codes or dropped columns may differ between sites that were read alike
-        result.units, odd = drop_odd_sites(config, prepared, stage=_PREPARED)
+        result.units, odd = drop_odd_sites(config, prepared, stage=PREPARED)
         result.notes.extend([*checked, *steps, *odd])
         save(force=True)
         rank(config, result, cacher, progress, save, n_jobs)

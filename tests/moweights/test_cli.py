@@ -516,10 +516,13 @@ def test_on_mismatch_sees_the_columns_the_data_options_make(tmp_path, capsys):
             """
         )
     )
-    assert main(["run", str(path), "-o", str(tmp_path / "raise"), "-q"]) == 2
-    err = capsys.readouterr().err
-    assert "site 'h3'" in err and "extra 'colour=green'" in err and "on_mismatch" in err, err
+    for command in (["validate", str(path)], ["run", str(path), "-o", str(tmp_path / "raise")]):
+        assert main([*command, "-q"]) == 2, command
+        err = capsys.readouterr().err
+        assert "site 'h3'" in err and "extra 'colour=green'" in err and "on_mismatch" in err, err
     drop = ["--set", 'data.on_mismatch="drop"']
+    assert main(["validate", str(path), *drop]) == 0
+    assert "note: site 'h3': left out of the run" in capsys.readouterr().out
     assert main(["run", str(path), "-o", str(tmp_path / "drop"), "-q", *drop]) == 0
     summary = json.loads((tmp_path / "drop" / "summary.json").read_text())
     assert set(summary["data"]["sites"]) == {"h1", "h2"}
