@@ -142,7 +142,9 @@ def parse_config(raw: dict, source: str = "<config>", base_dir=None) -> RunConfi
     data, datasets = _check_datasets(p, values["data"], values["sites"], base_dir, given)
     sites = _check_sites(p, values["sites"] or [], data, base_dir)
     specs = _check_rankers(p, values["rankers"] or [], data, sites or datasets)
-    _check_aggregation(p, values["aggregation"], specs, bool(sites or data["site_column"]), sites)
+    site_run = bool(sites or data["site_column"])
+    _check_aggregation(p, values["aggregation"], specs, site_run, sites)
+    _check_on_mismatch(p, given, site_run)
     _check_rest(p, values)
     if p.items:
         raise ConfigError(p.items, path=source)
@@ -377,6 +379,22 @@ def _close_column(name: str, columns: list[str]) -> str | None:
         return same[0]
     close = difflib.get_close_matches(name, [str(c) for c in columns], n=1, cutoff=0.6)
     return close[0] if close else None
+
+
+def _check_on_mismatch(p, given, site_run: bool) -> None:
+    """``[data].on_mismatch`` says what to do with sites: "drop" outside a site run would
+    be silently ignored (the default "raise" is written into every config.json)."""
+    if site_run:
+        return
+    entries = given if isinstance(given, list) else [given]
+    for i, entry in enumerate(entries):
+        if isinstance(entry, dict) and entry.get("on_mismatch", "raise") != "raise":
+            at = f"[[data]][{i}]" if isinstance(given, list) else "[data]"
+            p.add(
+                f"{at}.on_mismatch",
+                "applies to a site run ([[sites]] blocks or [data].site_column), whose sites "
+                "may hold different columns; this config ranks whole data sets: remove it",
+            )
 
 
 def _check_sites(p, sites: list[dict], data: dict, base_dir: Path) -> list[dict]:

@@ -235,6 +235,8 @@ _DATA_SOURCE = (
       "removed from the features (.mat files and built-ins bring their own)"),
 )
 _WHEN_CLASSES = "true, false or 'auto' (when the target is a class label)"
+#: what a site run does with sites whose feature columns differ (rank_sites' on_mismatch)
+ON_MISMATCH = ("raise", "drop")
 #: how the error curves fit the rankings they judge
 PROTOCOLS = ("nested", "whole_data")
 #: the scores the statistics may test
@@ -255,6 +257,11 @@ SCHEMA = Section("", "moweights run configuration: rank features with several ra
         K("site_column", STRING, "a column naming each row's site: every site is ranked on its "
           "own and only rankings are combined (a federated run)"),
         K("drop", Array(STRING), "columns to leave out (identifiers, dates)", []),
+        K("on_mismatch", String(*ON_MISMATCH), "a site run's sites whose feature columns "
+          "differ (compared after drop, without the target): 'raise' stops before anything "
+          "is fitted, naming each site's missing and extra columns; 'drop' leaves out of the "
+          "run the sites whose columns differ from the set more than half of the sites hold, "
+          "naming them in the run's notes (rank_sites' on_mismatch)", "raise"),
         K("n_samples", Integer(4), "rows to use: the size of a generated data set, or a seeded "
           "random subsample of a larger one"),
         K("transpose", BOOLEAN, "the file holds one row per feature (genes as rows), its first "

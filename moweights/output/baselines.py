@@ -1,5 +1,6 @@
 """Sentences the terminal summary and the report share: what the random baselines of a
-run's evaluations are, and what a one-block generic ranking means.
+run's evaluations are, what a one-block generic ranking means, and how a long ranking is
+shortened.
 
 The summary and the report print the baselines under the tables where a random ranking can
 win, so that a reader learns why, and what it says about the rankers.
@@ -7,7 +8,7 @@ win, so that a reader learns why, and what it says about the rankers.
 
 from __future__ import annotations
 
-__all__ = ["RANDOM_CLASS", "RANDOM_ECA", "RANDOM_TOPK", "generic_one_block_text"]
+__all__ = ["RANDOM_CLASS", "RANDOM_ECA", "RANDOM_TOPK", "cut_after_name", "generic_one_block_text"]
 
 #: one sentence each on what the random baseline is and what it means when it wins
 RANDOM_TOPK = (
@@ -31,3 +32,14 @@ def generic_one_block_text(fallback: dict) -> str:
         f"generic ranking: no boundary all {fallback['q']} rankings agree on (s = 1: one "
         f"block of all {fallback['n']} features)"
     )
+
+
+def cut_after_name(text: str, width: int) -> str:
+    """``text`` (a ranking: names in ``{...}`` blocks joined by " > ") in at most ``width``
+    characters, cut after a whole name (at a ", ", " > " or "}") and marked " ...", never
+    inside a name ("me..." was left of "mean radius")."""
+    if len(text) <= width:
+        return text
+    head = text[: width - 4]
+    cut = max(head.rfind(", "), head.rfind(" > "), head.rfind("}") + 1)
+    return (head[:cut] if cut > 0 else head).rstrip(", >") + " ..."

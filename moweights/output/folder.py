@@ -42,6 +42,7 @@ from moweights.output.baselines import (
     RANDOM_CLASS,
     RANDOM_ECA,
     RANDOM_TOPK,
+    cut_after_name,
     generic_one_block_text,
 )
 from moweights.output.features import FEATURES, feature_table, significant_counts
@@ -208,6 +209,11 @@ def _summary(
     cfg = result.config
     n_top = min(10, len(result.feature_names)) if result.units else 0
     data = {"name": cfg.describe_data()}
+    left_out = [s.name for s in cfg.sites if result.units and s.name not in result.units]
+    if left_out:  # [data] on_mismatch = "drop": the notes say why
+        kept = ", ".join(result.units)
+        data["name"] = f"{len(result.units)} of {len(cfg.sites)} sites: {kept} (left out: "
+        data["name"] += ", ".join(left_out) + ")"
     if result.units:
         data.update(
             n_samples=int(sum(len(X) for X, _ in result.units.values())),
@@ -457,13 +463,8 @@ def summary_text(folder) -> str:
 
 
 def _cut(text: str, width: int = 100) -> str:
-    """``text`` in at most ``width`` characters, cut after a whole name (at a ", ", " > "
-    or "}"), never inside one ("me..." was left of "mean radius")."""
-    if len(text) <= width:
-        return text
-    head = text[: width - 4]
-    cut = max(head.rfind(", "), head.rfind(" > "), head.rfind("}") + 1)
-    return (head[:cut] if cut > 0 else head).rstrip(", >") + " ..."
+    """The summary's generic ranking line: :func:`~moweights.output.baselines.cut_after_name`."""
+    return cut_after_name(text, width)
 
 
 def _features_lines(summary: dict) -> list[str]:

@@ -21,6 +21,7 @@ from moweights.output.baselines import (
     RANDOM_CLASS,
     RANDOM_ECA,
     RANDOM_TOPK,
+    cut_after_name,
     generic_one_block_text,
 )
 from moweights.output.files import atomic_write, safe_name
@@ -78,8 +79,9 @@ def _environment():
 
 
 def _generic_text(agg: dict, limit: int = 400) -> str:
+    """A generic ranking in at most ``limit`` characters, cut after a whole name."""
     text = f"s = {agg['s']}: " + " > ".join("{" + ", ".join(b) + "}" for b in agg["blocks"])
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return cut_after_name(text, limit)
 
 
 def _fallback_text(fallback: dict) -> str:

@@ -11,6 +11,8 @@ kind          found                                                       handle
 ============  ==========================================================  ===================
 unreadable    the file cannot be read (ragged, binary, a missing row)     the file itself
 duplicate     a column name the header repeats (pandas would rename it)   renaming columns
+mismatch      a site whose feature columns differ from the other sites'   ``[data] on_mismatch``
+              (not blocking with on_mismatch = 'drop': the site is left out)
 identifier    a column with a different value in every row: text, or      ``[data] drop``
               integers counting rows or named like an id (sample, id, ...)
 missing       gaps in features (columns and counts) or in the target      ``[data] missing``
@@ -38,15 +40,18 @@ import rankers
 from moweights.config import RunConfig
 from moweights.errors import DataProblemsError
 from moweights.pipeline.data import is_classes, load_units
-from rankers.exceptions import MoweightsError
+from rankers.exceptions import FeatureMismatchError, MoweightsError
 
 __all__ = [
     "KINDS",
+    "PREPARED",
     "DataProblem",
     "data_problems",
+    "drop_odd_sites",
     "identifier_columns",
     "load_checked",
     "raise_blocking",
+    "site_mismatch",
     "table_problems",
 ]
 
@@ -54,6 +59,7 @@ __all__ = [
 KINDS = (
     "unreadable",
     "duplicate",
+    "mismatch",
     "identifier",
     "missing",
     "text",
@@ -541,11 +547,125 @@ def _header_problems(config: RunConfig, where: str) -> list[DataProblem]:
     return out
 
 
+def site_mismatch(
+    config: RunConfig, units: dict, *, stage: str = ""
+) -> tuple[list[DataProblem], list[str]]:
+    """Sites whose feature columns differ, as ``[data] on_mismatch`` handles them.
+
+    The columns are compared by name as :func:`aggregation.federated.rank_sites` compares
+    them (the target is not among a unit's columns, ``[data] drop`` is applied already).
+    With on_mismatch = "raise" (the default) every differing site is a blocking problem
+    naming its missing and extra columns and the option; with "drop" the sites whose
+    columns differ from the set more than half of the sites hold are notes, and returned
+    to be left out; without such a majority (two sites, two camps) they block.
+
+    Parameters
+    ----------
+    config : RunConfig
+    units : dict
+        Site -> (X, y), as :func:`~moweights.pipeline.data.load_units` gives them.
+    stage : str, optional
+        Said after "feature columns" (e.g. "as [data] options prepared them").
+
+    Returns
+    -------
+    problems : list of DataProblem
+    dropped : list of str
+        The sites to leave out of the run (only with on_mismatch = "drop").
+    """
+    if len(units) < 2:
+        return [], []
+    from aggregation.federated.sites import check_same_features, odd_sites
+
+    names = {site: [str(c) for c in X.columns] for site, (X, _) in units.items()}
+    try:
+        check_same_features(names)
+    except FeatureMismatchError as exc:
+        differ = exc
+    else:
+        return [], []
+    how = config.data.get("on_mismatch") or "raise"
+    columns = f"feature columns{f' ({stage})' if stage else ''}"
+    dropped: dict[str, str] = {}
+    if how == "drop":
+        try:
+            dropped = odd_sites(names)
+        except FeatureMismatchError:
+            fix = (
+                f"no column set is held by more than half of the {len(names)} sites, so "
+                "[data] on_mismatch = 'drop' cannot tell the odd one: make the sites' columns "
+                "agree (or leave the extra ones out with [data] drop)"
+            )
+        else:
+            fix = "[data] on_mismatch = 'drop' (set 'raise' to stop instead)"
+    else:
+        fix = (
+            "set [data] on_mismatch = 'drop' to leave such sites out of the run (the sites "
+            "holding the columns more than half of the sites share are kept), or make the "
+            "sites' columns agree"
+        )
+    out = []
+    for site in units:
+        if site not in differ.missing:
+            continue
+        missing, extra = differ.missing[site], differ.extra[site]
+        what = f"missing {_names(missing) or 'none'}; extra {_names(extra) or 'none'}"
+        if site in dropped:
+            message = f"left out of the run: its {columns} differ from the other sites': {what}"
+        else:
+            message = f"its {columns} differ from the other sites': {what}"
+        out.append(
+            DataProblem(
+                "mismatch",
+                message,
+                fix,
+                site not in dropped,
+                f"site {site!r}",
+                tuple(map(str, [*missing, *extra])),
+            )
+        )
+    return out, list(dropped)
+
+
+#: how a site mismatch found after [data] missing / categorical names the columns
+PREPARED = "as the [data] missing and categorical options prepared them"
+
+
+def _prepared_mismatch(config: RunConfig, units: dict) -> list[DataProblem]:
+    """A site mismatch that only [data] missing / categorical make (one-hot codes, dropped
+    columns differing by site), as the run finds it after preparing the data."""
+    data = config.data
+    if len(units) < 2 or (data.missing, data.categorical) == ("error", "error"):
+        return []  # under the defaults preparing keeps every column as it was read
+    from moweights.pipeline.data import prepare_units
+
+    dropped = site_mismatch(config, units)[1]
+    try:
+        prepared = prepare_units(config, {s: u for s, u in units.items() if s not in dropped})[0]
+    except MoweightsError:
+        return []  # what stops preparing is among the problems found already
+    return site_mismatch(config, prepared, stage=PREPARED)[0]
+
+
+def drop_odd_sites(config: RunConfig, units: dict, *, stage: str = "") -> tuple[dict, list[str]]:
+    """``units`` without the sites ``[data] on_mismatch = 'drop'`` leaves out, and a note for
+    each; a mismatch it does not handle raises :class:`~moweights.errors.DataProblemsError`
+    (exit code 2), naming the sites, their columns and the option."""
+    problems, dropped = site_mismatch(config, units, stage=stage)
+    raise_blocking(config, problems)
+    kept = {s: u for s, u in units.items() if s not in dropped}
+    return kept, [f"data: {p}" for p in problems]
+
+
 def unit_problems(config: RunConfig, units: dict) -> list[DataProblem]:
-    """Every problem of a single data set's loaded units (one, or one per site)."""
+    """Every problem of a single data set's loaded units (one, or one per site); a site
+    ``[data] on_mismatch = 'drop'`` leaves out is one note, its table not checked."""
     out = _header_problems(config, _where(config, "", 1))
+    mismatch, dropped = site_mismatch(config, units)
+    out += mismatch
     for site, (X, y) in units.items():
-        out += table_problems(X, y, config, where=_where(config, site, len(units)))
+        if site not in dropped:
+            out += table_problems(X, y, config, where=_where(config, site, len(units)))
     return out
 
 
@@ -570,6 +690,8 @@ def data_problems(config: RunConfig) -> list[DataProblem]:
             )
             continue
         found = unit_problems(sub, units)
+        if not any(p.blocking for p in found):
+            found += _prepared_mismatch(sub, units)
         if where:
             found = [
                 DataProblem(
@@ -611,4 +733,6 @@ def load_checked(config: RunConfig) -> tuple[dict, list[str]]:
     units = load_units(config)
     problems = unit_problems(config, units)
     raise_blocking(config, problems)
+    dropped = site_mismatch(config, units)[1]
+    units = {s: u for s, u in units.items() if s not in dropped}
     return units, [f"data: {p}" for p in problems if not p.blocking]

@@ -105,7 +105,9 @@ class Progress:
             self.mode = "bars" if (_interactive() if terminal is None else terminal) else "lines"
 
     def bar(self, **kw) -> tqdm | Lines:
-        """A step's progress (over rankers, curves, ...): a bar, lines, or a silent bar."""
+        """A step's progress (over rankers, curves, ...): a bar, lines, or a silent bar;
+        counting "step"s unless ``unit`` says what (tqdm's own default reads "10 its")."""
+        kw.setdefault("unit", "step")
         if self.mode == "lines":
             return Lines(**kw)
         return tqdm(disable=self.mode == "off", dynamic_ncols=True, **kw)

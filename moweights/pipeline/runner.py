@@ -31,7 +31,7 @@ from moweights.pipeline.cache import StepCache
 from moweights.pipeline.data import prepare_units
 from moweights.pipeline.evaluate import evaluate
 from moweights.pipeline.lock import RunLock
-from moweights.pipeline.problems import load_checked
+from moweights.pipeline.problems import PREPARED, drop_odd_sites, load_checked
 from moweights.pipeline.progress import Progress
 from moweights.pipeline.result import RunResult
 from moweights.pipeline.stability import stability
@@ -200,8 +200,10 @@ def _run_locked(
     interrupted = "interrupted (Ctrl-C): the files listed are complete, the rest missing"
     with folder.finishing(result, start, interrupted):
         units, checked = loaded if loaded is not None else load_checked(config)
-        result.units, steps = prepare_units(config, units)
-        result.notes.extend([*checked, *steps])
+        prepared, steps = prepare_units(config, units)
+        # one-hot codes or dropped columns may differ between sites that were read alike
+        result.units, odd = drop_odd_sites(config, prepared, stage=PREPARED)
+        result.notes.extend([*checked, *steps, *odd])
         save(force=True)
         rank(config, result, cacher, progress, save, n_jobs)
         aggregate(config, result)

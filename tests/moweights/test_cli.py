@@ -425,6 +425,110 @@ def test_site_column_run(tmp_path, capsys):
         assert (out / name).stat().st_size > 0, name
 
 
+def _odd_site_config(tmp_path, on_mismatch=None):
+    """Three [[sites]] files; site 'c' holds 'v' where 'a' and 'b' hold 'z'."""
+    rng = np.random.default_rng(0)
+    blocks = []
+    for site, columns in [("a", "wxyz"), ("b", "wxyz"), ("c", "wxyv")]:
+        frame = pd.DataFrame(rng.normal(size=(30, 4)) * [4, 2, 1, 0.5], columns=list(columns))
+        frame["label"] = np.tile([0, 1], 15)
+        frame.to_csv(tmp_path / f"{site}.csv", index=False)
+        blocks.append(f'[[sites]]\nname = "{site}"\npath = "{site}.csv"\ntarget = "label"\n')
+    option = f'[data]\non_mismatch = "{on_mismatch}"\n' if on_mismatch else ""
+    path = tmp_path / "sites.toml"
+    path.write_text(
+        option
+        + "".join(blocks)
+        + textwrap.dedent(
+            """
+            [[rankers]]
+            name = "variance"
+            [evaluation]
+            cv = 3
+            [evaluation.topk]
+            n_random = 2
+            [evaluation.error_curves]
+            enabled = false
+            [evaluation.clustering]
+            enabled = false
+            [output]
+            plots = false
+            html = false
+            """
+        )
+    )
+    return path
+
+
+def test_a_site_whose_columns_differ_is_a_config_error_naming_the_option(tmp_path, capsys):
+    # issue 48 item 10: one odd site stopped the whole run with exit 1; now exit 2 before a
+    # folder is made, naming the site, its columns and [data] on_mismatch
+    path = _odd_site_config(tmp_path)
+    for command in (["validate", str(path)], ["run", str(path), "-o", str(tmp_path / "out")]):
+        assert main(command) == 2, command
+        err = capsys.readouterr().err
+        assert "site 'c'" in err and "missing 'z'; extra 'v'" in err, err
+        assert "on_mismatch = 'drop'" in err and "Traceback" not in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_on_mismatch_drop_leaves_the_odd_site_out_and_says_so(tmp_path, capsys):
+    path = _odd_site_config(tmp_path, "drop")
+    assert main(["validate", str(path)]) == 0
+    assert "site 'c': left out of the run" in capsys.readouterr().out
+    out = tmp_path / "out"
+    assert main(["run", str(path), "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "note: data: site 'c': left out of the run" in printed, printed
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["data"]["sites"] == {"a": 30, "b": 30}
+    assert summary["data"]["name"] == "2 of 3 sites: a, b (left out: c)"
+    assert any("site 'c'" in n and "extra 'v'" in n for n in summary["notes"])
+    sites = json.loads((out / "sites.json").read_text())
+    assert sites["variance"]["sizes"] == {"a": 30, "b": 30}
+    assert set(pd.read_csv(out / "curves.csv")["site"]) == {"a", "b"}
+
+
+def test_on_mismatch_sees_the_columns_the_data_options_make(tmp_path, capsys):
+    # one-hot codes differ between sites that were read alike: found after preparing
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(90, 3)), columns=list("abc"))
+    frame["colour"] = ["red", "blue"] * 30 + ["red", "blue", "green"] * 10
+    frame["hospital"] = np.repeat(["h1", "h2", "h3"], 30)
+    frame["label"] = np.tile([0, 1], 45)
+    frame.to_csv(tmp_path / "all.csv", index=False)
+    path = tmp_path / "col.toml"
+    path.write_text(
+        textwrap.dedent(
+            """
+            [data]
+            path = "all.csv"
+            target = "label"
+            site_column = "hospital"
+            categorical = "onehot"
+            [[rankers]]
+            name = "variance"
+            [evaluation]
+            enabled = false
+            [output]
+            plots = false
+            html = false
+            """
+        )
+    )
+    for command in (["validate", str(path)], ["run", str(path), "-o", str(tmp_path / "raise")]):
+        assert main([*command, "-q"]) == 2, command
+        err = capsys.readouterr().err
+        assert "site 'h3'" in err and "extra 'colour=green'" in err and "on_mismatch" in err, err
+    drop = ["--set", 'data.on_mismatch="drop"']
+    assert main(["validate", str(path), *drop]) == 0
+    assert "note: site 'h3': left out of the run" in capsys.readouterr().out
+    assert main(["run", str(path), "-o", str(tmp_path / "drop"), "-q", *drop]) == 0
+    summary = json.loads((tmp_path / "drop" / "summary.json").read_text())
+    assert set(summary["data"]["sites"]) == {"h1", "h2"}
+    assert any("site 'h3': left out of the run" in n for n in summary["notes"])
+
+
 @pytest.mark.slow
 def test_dask_backend_gives_the_loky_results(tmp_path):
     pytest.importorskip("dask.distributed", reason="needs the 'dask' extra: pip install '.[dask]'")

@@ -293,3 +293,14 @@ def test_the_class_curves_axis_says_higher_is_better_as_its_title_does(tmp_path)
     (ax,) = fig.axes
     assert "higher is better" in ax.get_title()
     assert ax.get_ylabel() == "balanced_accuracy (higher is better)"
+
+
+def test_the_reports_generic_line_is_cut_after_a_whole_name():
+    # issue 48 item 20: the page cut a long generic ranking inside a name, as the summary did
+    from moweights.output.report import _generic_text
+
+    names = [f"mean radius {i}" for i in range(40)]
+    text = _generic_text({"s": 2, "blocks": [names[:30], names[30:]]})
+    assert len(text) <= 400 and text.endswith(" ...")
+    assert text[:-4].split(", ")[-1].lstrip("{") in names, text  # whole, not "mean ra..."
+    assert _generic_text({"s": 2, "blocks": [["a"], ["b"]]}) == "s = 2: {a} > {b}"

@@ -162,3 +162,15 @@ def test_a_long_generic_line_is_cut_after_a_whole_name():
     assert len(cut) <= 100 and cut.endswith(" ...")
     last = cut[:-4].split(", ")[-1].lstrip("{")
     assert last in {f"mean feature {i}" for i in range(12)}, cut  # a whole name, not "me..."
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_a_bar_without_a_unit_counts_steps_not_its(capsys, terminal):
+    """issue 48 item 20: a bar made without a unit drew tqdm's "10 it" on a terminal."""
+    with Progress(1, terminal=terminal).bar(total=10, desc="work") as bar:
+        bar.update(10)
+    assert bar.unit == "step"
+    err = capsys.readouterr().err
+    assert "it/s" not in err and " its" not in err and "10 it" not in err, err
+    if not terminal:
+        assert "work: 10 steps" in err, err

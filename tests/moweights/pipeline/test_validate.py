@@ -169,6 +169,44 @@ def test_sites_are_checked_each(tmp_path):
     assert problem.where == "site 'south'" and "'b' (1 of 20 rows)" in problem.message
 
 
+def _sites_config(tmp_path, columns: dict, **data):
+    """[[sites]] files, one per entry (site -> its feature columns), each with a target y."""
+    sites = []
+    for i, (site, names) in enumerate(columns.items()):
+        frame = pd.DataFrame({c: np.arange(30.0) * (i + 1) for c in names})
+        frame["y"] = [0, 1] * 15
+        frame.to_csv(tmp_path / f"{site}.csv", index=False)
+        sites.append({"name": site, "path": f"{site}.csv", "target": "y"})
+    raw = {"sites": sites, "rankers": [{"name": "variance"}], "run": {"verbose": 0}}
+    if data:
+        raw["data"] = data
+    return parse_config(raw, base_dir=tmp_path)
+
+
+def test_sites_whose_columns_differ(tmp_path):
+    # issue 48 item 10: the run stopped at its first ranker (exit 1); validate said OK
+    columns = {"a": "pqr", "b": "pqr", "c": "pqs"}
+    (problem,) = data_problems(_sites_config(tmp_path, columns))
+    assert (problem.kind, problem.where, problem.blocking) == ("mismatch", "site 'c'", True)
+    assert "missing 'r'; extra 's'" in problem.message and problem.columns == ("r", "s")
+    assert "[data] on_mismatch = 'drop'" in problem.fix
+    (note,) = data_problems(_sites_config(tmp_path, columns, on_mismatch="drop"))
+    assert note.where == "site 'c'" and not note.blocking
+    assert note.message.startswith("left out of the run")
+    # two sites (or two camps): neither is the odd one, so 'drop' cannot choose
+    two = data_problems(_sites_config(tmp_path, {"a": "pqr", "b": "pqs"}, on_mismatch="drop"))
+    assert [(p.where, p.blocking) for p in two] == [("site 'a'", True), ("site 'b'", True)]
+    assert "more than half" in two[0].fix
+    assert not data_problems(_sites_config(tmp_path, {"a": "pqr", "b": "rqp"}))  # by name
+
+
+def test_on_mismatch_outside_a_site_run_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match=r"\[data\]\.on_mismatch: applies to a site run"):
+        _config(tmp_path, _frame(), on_mismatch="drop")
+    with pytest.raises(ConfigError, match=r"on_mismatch: invalid value 'keep'"):
+        _sites_config(tmp_path, {"a": "pq", "b": "pq"}, on_mismatch="keep")
+
+
 # ------------------------------------------------------------------ the commands
 CLINICAL = """
 [data]
