@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from moweights import fetch
 from moweights.cli import main
+from moweights.data import fetch
 
 pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml
 

@@ -9,7 +9,7 @@ import pytest
 
 import rankers
 from moweights.cli import main
-from moweights.datasets import make_planted
+from moweights.data import make_planted
 from moweights.recommend import recommend_file
 
 pytestmark = pytest.mark.quick  # in the quick suite (pytest -m quick): see pyproject.toml

@@ -1,18 +1,18 @@
 """Reading a user's data files: the one home of every format moweights reads.
 
-- :mod:`~moweights.datafiles.files`: :data:`READERS`, the table of formats (csv, tsv,
+- :mod:`~moweights.data.readers.files`: :data:`READERS`, the table of formats (csv, tsv,
   parquet, .mat, .h5ad) and their readers; :func:`read_data` (features and target),
   :func:`read_columns` (the header alone, for checking a config) and
   :func:`duplicate_columns`, each choosing the reader by the file's name.
-- :mod:`~moweights.datafiles.tables`: csv/tsv (optionally compressed) and parquet
+- :mod:`~moweights.data.readers.tables`: csv/tsv (optionally compressed) and parquet
   (:func:`read_table`, what a federated site reads), their headers, and tables with genes
   as rows (:func:`transpose_table`).
-- :mod:`~moweights.datafiles.matlab`: ``.mat`` files (scikit-feature's ``X`` and ``Y``).
-- :mod:`~moweights.datafiles.h5ad`: AnnData ``.h5ad`` files, read with h5py alone and
+- :mod:`~moweights.data.readers.matlab`: ``.mat`` files (scikit-feature's ``X`` and ``Y``).
+- :mod:`~moweights.data.readers.h5ad`: AnnData ``.h5ad`` files, read with h5py alone and
   checked before anything is allocated.
-- :mod:`~moweights.datafiles.checks`: a path that is no regular file, and the one line
+- :mod:`~moweights.data.readers.checks`: a path that is no regular file, and the one line
   saying why a file could not be read.
-- :mod:`~moweights.datafiles.sites`: :class:`SiteFile`, a federated site's file as a
+- :mod:`~moweights.data.readers.sites`: :class:`SiteFile`, a federated site's file as a
   picklable loader that :mod:`aggregation.federated` calls at the site.
 
 This is moweights' lowest layer and the only place a user's data file is read:
