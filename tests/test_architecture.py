@@ -82,6 +82,7 @@ def _plant(path: Path, line: str) -> None:
         ("moweights/data/readers/files.py", "import moweights.data.loaders", "moweights.data: the"),
         ("moweights/data/transform.py", "import moweights.data.loaders", "moweights.data: the"),
         ("moweights/data/fetch.py", "import moweights.config", "moweights: the"),
+        ("moweights/pipeline/steps.py", "import moweights.data.transform", "one door"),
         ("moweights/ensemble/members.py", "import moweights.ensemble.ranker", "moweights.ens"),
         ("moweights/federated/flower_app.py", "import moweights.federated.flower", "moweights.fed"),
         ("moweights/federated/rank.py", "import moweights.pipeline", "moweights: the"),
