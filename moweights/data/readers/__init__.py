@@ -15,14 +15,16 @@
 - :mod:`~moweights.data.readers.sites`: :class:`SiteFile`, a federated site's file as a
   picklable loader that :mod:`aggregation.federated` calls at the site.
 
-This is moweights' lowest layer and the only place a user's data file is read:
-:mod:`aggregation` computes on in-memory data only, and the application (config runs,
-config checks, ``recommend``, ``fetch``, the Flower ClientApp of
-:mod:`moweights.federated`) calls these readers. Nothing read here can execute code (no
-pickle), and every failure is a :class:`~moweights.errors.DataFileError` naming the
-file. The readers import nothing of :mod:`aggregation` and nothing else of
-:mod:`moweights` (import-linter contracts in ``pyproject.toml``). Names are imported on
-first access, so importing this package costs nothing.
+This is the lowest layer of the data wing (:mod:`moweights.data`) and the only place a
+user's data file is read: :mod:`aggregation` computes on in-memory data only, and the
+application (config runs, config checks, ``recommend``, ``fetch``, the Flower ClientApp
+of :mod:`moweights.federated`) calls these readers, through :mod:`moweights.data` (whose
+:func:`~moweights.data.check_data_path` adds the fetch hint to this package's check).
+Nothing read here can execute code (no pickle), and every failure is a
+:class:`~moweights.errors.DataFileError` naming the file. The readers import nothing of
+:mod:`aggregation` and nothing else of :mod:`moweights` (import-linter contracts in
+``pyproject.toml``). Names are imported on first access, so importing this package costs
+nothing.
 """
 
 from __future__ import annotations
