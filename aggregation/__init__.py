@@ -15,7 +15,7 @@
 - :mod:`aggregation.evaluation`: top-k and error curves, clustering, statistics.
 
 :mod:`aggregation` computes on in-memory data only (frames, arrays, rankings): reading a
-user's data files lives in :mod:`moweights.datafiles`.
+user's data files lives in :mod:`moweights.data.readers`.
 
 Names are imported on first access (PEP 562), so ``import aggregation`` imports neither
 pandas, scipy nor scikit-learn. The old module paths (``aggregation.curves``,

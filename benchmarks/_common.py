@@ -204,9 +204,9 @@ def make_clusters(m: int, n: int, seed: int, n_classes: int = 5) -> tuple[np.nda
 
 def load_dataset(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """``X`` as float64 (the files keep uint8/int16/... dtypes) and ``Y`` as a 1-D array (the
-    file's dtype), read by the product's reader (``moweights.datasets.load_file``, which
+    file's dtype), read by the product's reader (``moweights.data.load_file``, which
     reads a ``.mat`` file with ``read_mat`` of the data-files package)."""
-    from moweights.datasets import load_file
+    from moweights.data import load_file
 
     frame, target = load_file(path)
     # X in Fortran order, as scipy.io.loadmat returns it and as the committed results were

@@ -29,8 +29,8 @@ MODULES = {
     "aggregation": "Rankings and their combination",
     "moweights": "Config runs",
     "moweights.federated": "Federated ranking of data files, and the Flower apps",
-    "moweights.datafiles": "Reading data files: csv, tsv, parquet, .mat, .h5ad",
-    "moweights.datasets": "Data sets",
+    "moweights.data.readers": "Reading data files: csv, tsv, parquet, .mat, .h5ad",
+    "moweights.data": "Data sets: loading, generating, fetching, preparing",
     "moweights.weighting": "NSGA-II feature weighting",
     "moweights.scverse": "Single-cell data: AnnData in and out, marker features per group",
 }

@@ -29,7 +29,7 @@ import pandas as pd
 
 from aggregation.compare import spearman
 from aggregation.evaluation import WEIGHTINGS, eca, ffa_rfa, ffa_rfa_many
-from moweights.datasets import make_error_curve_data, noisy_rankings
+from moweights.data import make_error_curve_data, noisy_rankings
 
 THETAS = (0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0)
 

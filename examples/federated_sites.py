@@ -22,7 +22,7 @@ import warnings
 
 from aggregation.combine import generic
 from aggregation.federated import aggregate_hierarchy, rank_sites
-from moweights.datasets import make_weighting_benchmark
+from moweights.data import make_weighting_benchmark
 from rankers.exceptions import ConstantFeatureWarning
 
 

@@ -21,7 +21,7 @@ import warnings
 
 import rankers
 from aggregation import Ranking, generic, mean_rank
-from moweights.datasets import make_weighting_benchmark
+from moweights.data import make_weighting_benchmark
 from moweights.weighting import MOWeighting
 
 SINGLE = [("C1",), ("-C2",), ("-C3",), ("C4",)]

@@ -7,9 +7,10 @@ Importing :mod:`moweights` is cheap: the names below are imported on first acces
 - :mod:`moweights.pipeline` -- a config run: data, steps, cache, lock, progress;
 - :mod:`moweights.output` -- the run folder: files, tables, figures, the HTML report;
 - :mod:`moweights.weighting` -- the NSGA-II feature weighting (:class:`MOWeighting`);
-- :mod:`moweights.datasets`, :mod:`moweights.fetch` -- bundled, generated, downloaded data;
-- :mod:`moweights.datafiles` -- reading a user's data files (csv, tsv, parquet, .mat,
-  .h5ad, headers, genes as rows): the one place a data file is read;
+- :mod:`moweights.data` -- every data set and its preparation, one door: a user's files
+  (:mod:`moweights.data.readers`, the one place a data file is read), bundled, generated,
+  planted and downloaded data sets, the preparation of a table and its transforms;
+- :mod:`moweights.ensemble` -- the stacking ensemble (:class:`~moweights.ensemble.StackedRanker`);
 - :mod:`moweights.federated` -- per-site ranking of sites given by file, and the Flower apps;
 - :mod:`moweights.errors` -- the errors and warnings moweights raises;
 - :mod:`moweights.cli` -- the ``moweights`` command.
@@ -32,7 +33,7 @@ _EXPORTS = {
 _getattr, _dir, __all__ = attach(
     __name__,
     _EXPORTS,
-    submodules=("cli", "datafiles", "datasets", "errors", "federated", "fetch", "output"),
+    submodules=("cli", "data", "ensemble", "errors", "federated", "output"),
 )
 
 

@@ -558,7 +558,7 @@ def _schema(args, verbosity: int) -> int:
 
 
 def _fetch(args, verbosity: int) -> int:
-    from moweights import fetch
+    from moweights.data import fetch
 
     try:
         if args.source == "skfeature":

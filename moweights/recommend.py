@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from moweights.datafiles.tables import read_table
+from moweights.data import read_table
 from rankers.exceptions import InvalidInputError
 from rankers.ties import order_desc
 
@@ -69,7 +69,7 @@ def load_atlas(path: str | Path | None = None) -> pd.DataFrame:
         The table lacks the atlas's columns.
     """
     if path is None:
-        source = resources.files("moweights").joinpath("data", "atlas.csv")
+        source = resources.files("moweights.data").joinpath("atlas.csv")
         with resources.as_file(source) as file:
             frame = read_table(file, what="atlas")
     else:
@@ -308,7 +308,7 @@ def recommend_file(
 ) -> FileRecommendation:
     """Rankers the atlas supports for a data file, read as a run would read it.
 
-    The file is read with :func:`moweights.datasets.load_file`. Identifier columns (a
+    The file is read with :func:`moweights.data.read_file`. Identifier columns (a
     different value in every row: sample names, row numbers; see
     :func:`moweights.pipeline.problems.identifier_columns`) are left out with a note, and
     so are other text columns (a run encodes them only when asked). Without ``target``
@@ -344,10 +344,10 @@ def recommend_file(
         No numeric feature is left (e.g. a genes-as-rows file read without
         ``transpose``: the message says so).
     """
-    from moweights.datasets import read_file as load_file  # its own identifier handling
+    from moweights.data import read_file  # its own identifier handling
     from moweights.pipeline.problems import identifier_columns
 
-    X, y = load_file(path, target=target, transpose=transpose)
+    X, y = read_file(path, target=target, transpose=transpose)
     notes: list[str] = []
     ids = identifier_columns(X)
     if target is None and y is None and guess_target:

@@ -68,14 +68,22 @@ def _plant(path: Path, line: str) -> None:
         ("aggregation/_names.py", "from aggregation import combine", "no import cycle"),
         ("aggregation/evaluation/topk.py", "import aggregation.federated.rank", "evaluation"),
         ("aggregation/federated/sites.py", "import aggregation.federated.rank", "federated"),
-        ("aggregation/federated/sites.py", "import moweights.datafiles", "rankers <- aggregation"),
+        ("aggregation/federated/sites.py", "import moweights.data", "rankers <- aggregation"),
         ("moweights/output/files.py", "import moweights.pipeline.runner", "moweights: the"),
         ("moweights/config/schema.py", "from moweights.config import check", "no import cycle"),
         ("moweights/pipeline/data.py", "import moweights.pipeline.steps", "moweights.pipeline"),
-        ("moweights/datafiles/tables.py", "import aggregation.ranking", "readers of user"),
-        ("moweights/datafiles/h5ad.py", "import moweights.fetch", "readers of user"),
-        ("moweights/datafiles/checks.py", "import moweights.datafiles.files", "readers' table"),
-        ("moweights/datafiles/files.py", "import moweights.datasets", "moweights: the"),
+        ("moweights/data/readers/tables.py", "import aggregation.ranking", "readers of user"),
+        ("moweights/data/readers/h5ad.py", "import moweights.data.fetch", "readers of user"),
+        (
+            "moweights/data/readers/checks.py",
+            "import moweights.data.readers.files",
+            "readers' table",
+        ),
+        ("moweights/data/readers/files.py", "import moweights.data.loaders", "moweights.data: the"),
+        ("moweights/data/transform.py", "import moweights.data.loaders", "moweights.data: the"),
+        ("moweights/data/fetch.py", "import moweights.config", "moweights: the"),
+        ("moweights/pipeline/steps.py", "import moweights.data.transform", "one door"),
+        ("moweights/ensemble/members.py", "import moweights.ensemble.ranker", "moweights.ens"),
         ("moweights/federated/flower_app.py", "import moweights.federated.flower", "moweights.fed"),
         ("moweights/federated/rank.py", "import moweights.pipeline", "moweights: the"),
     ],
@@ -87,7 +95,10 @@ def test_a_planted_violation_breaks_a_contract(tree, module, line, reported):
     assert "BROKEN" in done.stdout and reported in done.stdout
 
 
-@pytest.mark.parametrize("old", ["aggregation/bayes.py", "moweights/h5ad.py", "rankers/_moved.py"])
+@pytest.mark.parametrize(
+    "old",
+    ["aggregation/bayes.py", "moweights/h5ad.py", "moweights/datasets.py", "rankers/_moved.py"],
+)
 def test_an_old_path_put_back_breaks_the_contract_that_keeps_it_gone(tree, old):
     (tree / old).write_text('"""A shim."""\n', encoding="utf-8")
     done = _lint(tree)

@@ -31,15 +31,22 @@ REMOVED = {
     "aggregation.error_curves": "aggregation.evaluation.error_curves",
     "aggregation.stats": "aggregation.evaluation.stats",
     "moweights.cache": "moweights.pipeline.cache",
-    "moweights.h5ad": "moweights.datafiles.h5ad",
+    "moweights.h5ad": "moweights.data.readers.h5ad",
     "moweights.lock": "moweights.pipeline.lock",
     "moweights.render": "moweights.output.report",
     "moweights.report": "moweights.output",
     "moweights.schema": "moweights.config",
     "rankers._moved": "rankers",  # the deprecation helper itself: no path warns any more
+    # one data wing, moweights.data (issue 49 item 2)
+    "moweights.datafiles": "moweights.data.readers",
+    "moweights.datasets": "moweights.data",  # its modules: data.loaders, data.synthetic
+    "moweights.fetch": "moweights.data.fetch",
+    "moweights.planted": "moweights.data.planted",
+    "moweights.preprocess": "moweights.data.preprocess",
+    "moweights.transform": "moweights.data.transform",
     # removed when reading files left aggregation (issue 38 item 1)
-    "aggregation.datafiles": "moweights.datafiles",
-    "aggregation.federated.io": "moweights.datafiles",
+    "aggregation.datafiles": "moweights.data.readers",
+    "aggregation.federated.io": "moweights.data.readers",
     "aggregation.federated.flower": "moweights.federated.flower",
     "aggregation.federated.flower_app": "moweights.federated.flower_app",
     "aggregation.federated.local": "moweights.federated.local",

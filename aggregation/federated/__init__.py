@@ -9,7 +9,7 @@ Two steps, kept apart on purpose, each in its module:
 1. :mod:`~aggregation.federated.sites`: :func:`rank_one_site` (run per site, through
    joblib, so a Dask cluster can take over with ``joblib.parallel_config(backend="dask")``)
    takes the site's data -- a DataFrame, or a zero-argument loader called inside the job
-   (a site's file: :class:`moweights.datafiles.SiteFile`, which reads it there) --
+   (a site's file: :class:`moweights.data.SiteFile`, which reads it there) --
    fits a fresh clone of the ranker and returns a :class:`~aggregation.Ranking`.
 2. :mod:`~aggregation.federated.aggregate`: :func:`aggregate_rankings` and
    :func:`aggregate_hierarchy` receive ``{site: Ranking}`` and nothing else.

@@ -237,7 +237,7 @@ def rank_sites(
     ----------
     sites : mapping or DataFrame
         Site name -> DataFrame or zero-argument loader (called inside the site's job: a
-        site's file is ``moweights.datafiles.SiteFile(path)``, read there); or one DataFrame
+        site's file is ``moweights.data.SiteFile(path)``, read there); or one DataFrame
         split by ``site_column``. Names become str. A path is refused (InvalidInputError):
         aggregation reads no files; :func:`moweights.federated.rank_sites` accepts paths.
     ranker : str or estimator

@@ -38,13 +38,13 @@ __all__ = [
 ]
 
 #: what a site's data may be given as: a table, or a loader called at the site (a file:
-#: ``moweights.datafiles.SiteFile(path)``, which reads it there)
+#: ``moweights.data.SiteFile(path)``, which reads it there)
 SiteData = Union[pd.DataFrame, Callable[[], pd.DataFrame]]  # noqa: UP007
 
 #: what to give instead of a path: aggregation computes on in-memory data only
 PATH_HINT = (
     "aggregation.federated reads no files: give the site as "
-    "moweights.datafiles.SiteFile(path), a loader that reads the file at the site, or rank "
+    "moweights.data.SiteFile(path), a loader that reads the file at the site, or rank "
     "paths with moweights.federated.rank_sites, which accepts them"
 )
 
@@ -114,7 +114,7 @@ def rank_one_site(
     ----------
     data : DataFrame or callable
         The site's table, or a zero-argument callable giving it, called here (a file:
-        ``moweights.datafiles.SiteFile(path)``; a path is refused, as aggregation reads no
+        ``moweights.data.SiteFile(path)``; a path is refused, as aggregation reads no
         files). Column names must be strings.
     ranker : str or estimator
         Registry name (with ``params``) or an unfitted estimator, cloned (never fitted itself).

@@ -1,6 +1,6 @@
 """Which ranker when: every registered ranker on planted structures of many shapes.
 
-Each cell generates one data set with :func:`moweights.planted.make_planted` (structure ×
+Each cell generates one data set with :func:`moweights.data.planted.make_planted` (structure ×
 share of informative features × width × samples × seed), fits one ranker on it and scores
 the ranking by the precision and recall of the planted features among its first k (k =
 the number planted, so precision = recall; ``--k-factor 2`` looks at twice as many), with
@@ -115,7 +115,7 @@ ENSEMBLES = {"stacked_top3": 3, "stacked_auto": "auto"}
 
 def planted_data(s: dict):
     """The planted data set of a cell's settings (the same for its ranker and aggregates)."""
-    from moweights.planted import make_planted
+    from moweights.data import make_planted
 
     return make_planted(
         s["structure"],
@@ -267,7 +267,7 @@ def make_cells(args, grid: dict) -> list[Cell]:
                         if curves:  # only then: older cached cells stay valid
                             common["curves"] = True
                         dataset = f"{structure}-{share:g}-{m}x{width}-s{seed}"
-                        gen = code_fingerprint(modules=["moweights.planted"])
+                        gen = code_fingerprint(modules=["moweights.data.planted"])
                         for name in names:
                             if width > max_width.get(name, width):
                                 continue

@@ -118,7 +118,7 @@ def list_datasets(data_dir: Path = DATA_DIR) -> tuple[list[Dataset], list[str]]:
 def load(dataset: Dataset) -> tuple[np.ndarray, np.ndarray]:
     """``X`` as float64 and the labels re-coded 0..C-1 (the product's reader: a ``.mat``
     file's ``X``/``Y``, or a table's ``target`` column, as the UCI sets' PMLB files)."""
-    from moweights.datasets import load_file
+    from moweights.data import load_file
 
     is_mat = Path(dataset.path).suffix == ".mat"
     frame, target = load_file(dataset.path, None if is_mat else "target")

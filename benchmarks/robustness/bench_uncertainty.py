@@ -103,7 +103,7 @@ def stability_rows(setting, ranker, X, y, n_boot, n_random, seed) -> list[dict]:
 
 
 def weighting_setting(quick, seed):
-    from moweights.datasets import make_weighting_benchmark
+    from moweights.data import make_weighting_benchmark
     from moweights.weighting import MOWeighting
 
     n_gen = 40 if quick else 250

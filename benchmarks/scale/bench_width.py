@@ -76,7 +76,7 @@ def _rss_mb() -> float:
 
 def data(m: int, n: int, seed: int = 0):
     """``make_planted("shift")``: 5% of the features shifted by a two-class label."""
-    from moweights.planted import make_planted
+    from moweights.data import make_planted
 
     planted = make_planted("shift", n_samples=m, n_features=n, random_state=seed)
     return planted.X.to_numpy(float), planted.y.to_numpy()
@@ -293,7 +293,7 @@ def main(argv=None) -> None:
     from threadpoolctl import threadpool_limits
 
     import rankers
-    from moweights.planted import make_planted
+    from moweights.data import make_planted
 
     threadpool_limits(1)
     # every ranker's module imported once here, so a forked cell starts in milliseconds

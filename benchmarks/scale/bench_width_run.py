@@ -130,7 +130,7 @@ def config_text(data: Path, out: Path, rankers: list[str] | None) -> str:
 
 def write_data(path: Path, m: int, n: int, seed: int = 0) -> None:
     """The seeded expression-like table: features f00001..., then ``target``."""
-    from moweights.planted import make_planted
+    from moweights.data import make_planted
 
     planted = make_planted("clusters", n_samples=m, n_features=n, informative=0.01,
                            random_state=seed)  # fmt: skip

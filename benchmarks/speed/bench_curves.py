@@ -24,7 +24,7 @@ import pandas as pd
 
 from aggregation.evaluation import curve_grid, ffa_rfa
 from benchmarks._common import measure, print_table
-from moweights.datasets import make_error_curve_data
+from moweights.data import make_error_curve_data
 
 
 def _busy(n: int) -> int:

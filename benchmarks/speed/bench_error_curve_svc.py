@@ -27,7 +27,7 @@ from threadpoolctl import threadpool_limits
 
 from aggregation.evaluation.error_curves import default_estimator
 from benchmarks._common import cpu_seconds
-from moweights.planted import make_planted
+from moweights.data import make_planted
 
 
 def main(argv: list[str] | None = None) -> None:

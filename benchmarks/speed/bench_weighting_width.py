@@ -42,7 +42,7 @@ from threadpoolctl import threadpool_limits
 
 import rankers
 from benchmarks._common import cpu_call, one_at_a_time_problem
-from moweights.datasets import make_planted, make_weighting_benchmark
+from moweights.data import make_planted, make_weighting_benchmark
 from moweights.weighting import MOWeighting
 from moweights.weighting.criteria import Criteria, parse_objectives
 from moweights.weighting.problem import WeightingProblem

@@ -168,7 +168,7 @@ def _resolve(p, where: str, path: str | None, base_dir: Path) -> Path | None:
         return None
     resolved = Path(path).expanduser()
     resolved = resolved if resolved.is_absolute() else (base_dir / resolved).resolve()
-    from moweights.datasets import check_data_path
+    from moweights.data import check_data_path
 
     try:
         check_data_path(resolved)
@@ -316,7 +316,7 @@ def _check_columns(p, where: str, path: Path | None, entry: dict, drop) -> None:
     """The data file's header has the columns the config names (the data are not read)."""
     if path is None or not path.is_file():
         return
-    from moweights.datafiles import read_columns
+    from moweights.data import read_columns
 
     try:
         columns = read_columns(path)

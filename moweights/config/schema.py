@@ -16,9 +16,7 @@ from aggregation.compare import MEASURES
 from aggregation.evaluation.classification import CLASS_METRICS, CLASS_MODELS
 from aggregation.evaluation.error_curves import WEIGHTINGS
 from aggregation.evaluation.topk import METRICS
-from moweights.datasets import DATASETS
-from moweights.preprocess import CATEGORICAL, MISSING
-from moweights.transform import SCALES, TRANSFORMS
+from moweights.data import CATEGORICAL, DATASETS, MISSING, SCALES, TRANSFORMS
 
 __all__ = [
     "AGGREGATIONS",

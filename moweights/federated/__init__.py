@@ -2,10 +2,10 @@
 
 :mod:`aggregation.federated` ranks each site where its data lives and aggregates only the
 rankings, on in-memory data (a DataFrame or a loader per site). Whatever reads a site's
-file lives here, above it, and calls :mod:`moweights.datafiles`:
+file lives here, above it, and calls :mod:`moweights.data.readers`:
 
 - :mod:`~moweights.federated.rank`: :func:`rank_sites` and :func:`rank_one_site`, which
-  also take a path per site (a :class:`~moweights.datafiles.SiteFile`, read inside the
+  also take a path per site (a :class:`~moweights.data.SiteFile`, read inside the
   site's job, never by the process handing out the jobs).
 - :mod:`~moweights.federated.flower`: the Flower ClientApp (at each site: reads the
   file its SuperNode's ``data-path`` names, ranks it, replies with the ranking) and

@@ -5,7 +5,7 @@ pool it: every site ranks its own features and only the rankings are aggregated.
 :func:`moweights.federated.rank_sites` does that in one process; this module does the same
 across machines with `Flower <https://flower.ai>`_ 1.41 (``pip install "moweights[federated]"``):
 a **ClientApp** runs on each site (a Flower SuperNode), reads the site's table from the site's
-own disk (:class:`moweights.datafiles.SiteFile`), ranks it with
+own disk (:class:`moweights.data.SiteFile`), ranks it with
 :func:`~aggregation.federated.rank_one_site` and replies with the
 ranking only; the **ServerApp** asks every connected site, waits for the replies (with a
 timeout), aggregates them with :func:`~aggregation.federated.aggregate_rankings` and writes the
@@ -93,7 +93,7 @@ Node config (``--node-config``, per site): ``site`` (its name; default ``node-<i
 ``data-path`` (an absolute path to a .csv/.tsv/.parquet file on the site), ``target`` (the
 target column, for supervised rankers; overrides the run's ``target``), ``genes-as-rows``
 (``true`` when the file holds one row per feature and one column per sample, its first column
-naming the features and the target's row: :class:`~moweights.datafiles.SiteFile`'s
+naming the features and the target's row: :class:`~moweights.data.SiteFile`'s
 ``transpose``; default ``false``).
 
 Run config (``--run-config``; defaults in :data:`RUN_CONFIG`): ``ranker`` (registry name),
@@ -132,7 +132,7 @@ from aggregation.federated.aggregate import aggregate_rankings
 from aggregation.federated.rank import SiteRankings
 from aggregation.federated.sites import check_same_features, odd_sites, rank_one_site, spawn_seeds
 from aggregation.ranking import Ranking
-from moweights.datafiles.sites import SiteFile
+from moweights.data import SiteFile
 from moweights.federated._site_errors import NodeConfigError, is_site_error, site_error
 from moweights.federated.flower_app import (
     RUN_CONFIG,

@@ -2,7 +2,7 @@
 
 :mod:`aggregation.federated` computes on in-memory data only. These two entry points take
 what it takes and, besides, a path per site: each path becomes a
-:class:`~moweights.datafiles.SiteFile`, a loader that reads the file inside the site's job
+:class:`~moweights.data.SiteFile`, a loader that reads the file inside the site's job
 (a joblib or Dask worker), never in the process that hands out the jobs. Everything else
 is :func:`aggregation.federated.rank_sites` and
 :func:`aggregation.federated.rank_one_site`, unchanged.
@@ -20,14 +20,14 @@ from aggregation.federated.rank import SiteRankings
 from aggregation.federated.rank import rank_sites as _rank_sites_in_memory
 from aggregation.federated.sites import rank_one_site as _rank_one_site_in_memory
 from aggregation.ranking import Ranking
-from moweights.datafiles.sites import SiteFile
+from moweights.data import SiteFile
 
 __all__ = ["rank_one_site", "rank_sites", "site_loader"]
 
 
 def site_loader(data: Any) -> Any:
     """A site's data as :mod:`aggregation.federated` takes it: a path becomes a
-    :class:`~moweights.datafiles.SiteFile` (read when the site's job calls it); a
+    :class:`~moweights.data.SiteFile` (read when the site's job calls it); a
     DataFrame, a loader or anything else is passed on as it is (and checked there)."""
     if isinstance(data, (str, os.PathLike)):
         return SiteFile(data)
@@ -54,7 +54,7 @@ def rank_sites(
 
     :func:`aggregation.federated.rank_sites`, with one addition: a site may be given as a
     path (``.csv``, ``.tsv``/``.tab``, optionally compressed, or ``.parquet``), read inside
-    the site's job by a :class:`~moweights.datafiles.SiteFile`. A file that is missing or
+    the site's job by a :class:`~moweights.data.SiteFile`. A file that is missing or
     unreadable fails its site (listed in ``failed``, or raised with ``on_error="raise"``),
     as any other error of a site does; the sites' feature sets are compared from their
     rankings' names. Every other argument, the result and the errors are those of
@@ -121,7 +121,7 @@ def rank_one_site(
     """Rank one site's features where the data lives; the site may be a file.
 
     :func:`aggregation.federated.rank_one_site`, with ``data`` also a path (read here, by a
-    :class:`~moweights.datafiles.SiteFile`). Every other argument, the result and the
+    :class:`~moweights.data.SiteFile`). Every other argument, the result and the
     errors are those of :func:`aggregation.federated.rank_one_site`.
 
     Parameters

@@ -9,11 +9,9 @@ import numpy as np
 import pandas as pd
 
 import rankers
+from aggregation.federated.sites import split_sites
 from moweights.config import RunConfig
-from moweights.datasets import load_dataset, split_sites, subsample
-from moweights.datasets import read_file as load_file
-from moweights.preprocess import prepare_table
-from moweights.transform import log_transform
+from moweights.data import load_dataset, log_transform, prepare_table, read_file, subsample
 
 __all__ = ["fingerprint", "is_classes", "load_data", "load_units", "prepare_units"]
 
@@ -31,7 +29,7 @@ def prepare_units(config: RunConfig, units: dict) -> tuple[dict, list[str]]:
 
     Under the defaults ("error") a table with gaps or text columns stops the run with the
     columns named and the option that handles them. ``transform`` (a log of counts) comes
-    first, on the numeric columns as read (:func:`moweights.transform.log_transform`).
+    first, on the numeric columns as read (:func:`moweights.data.transform.log_transform`).
     """
     data = config.data
     out, notes = {}, []
@@ -58,7 +56,7 @@ def load_units(config: RunConfig) -> dict[str, tuple[pd.DataFrame, pd.Series | N
             if site.builtin is not None:
                 X, y = load_dataset(site.builtin, random_state=seed)
             else:
-                X, y = load_file(site.path, target=site.target)
+                X, y = read_file(site.path, target=site.target)
             if site.rows is not None:
                 start, stop = site.rows
                 X = X.iloc[start:stop].reset_index(drop=True)
@@ -74,7 +72,7 @@ def load_units(config: RunConfig) -> dict[str, tuple[pd.DataFrame, pd.Series | N
         X, y = load_dataset(data.builtin, data.n_samples, random_state=seed)
         name = data.builtin
     else:
-        X, y = load_file(data.path, target=data.target, transpose=bool(data.transpose))
+        X, y = read_file(data.path, target=data.target, transpose=bool(data.transpose))
         X, y = subsample(X, y, data.n_samples, seed)
         name = Path(data.path).name.split(".")[0]
     if data.site_column is not None:

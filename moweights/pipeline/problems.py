@@ -361,7 +361,7 @@ def table_problems(
         )
     transform = data.get("transform") or "none"
     if transform != "none":
-        from moweights.transform import negative_columns
+        from moweights.data import negative_columns
 
         negative = negative_columns(features)
         if negative:
@@ -520,7 +520,7 @@ def _where(config: RunConfig, site: str, n_units: int) -> str:
 
 def _header_problems(config: RunConfig, where: str) -> list[DataProblem]:
     """Repeated names in the header of a csv/tsv file (pandas renames them on reading)."""
-    from moweights.datafiles import duplicate_columns
+    from moweights.data import duplicate_columns
 
     paths = [s.path for s in config.sites if s.get("path")] or [config.data.get("path")]
     out = []

@@ -49,14 +49,14 @@ def make_ranker(
     """The ranker of ``spec`` with the run's seed, and ``n_jobs`` and a progress bar for
     the main fit (evaluations parallelise over folds instead, one layer at a time).
 
-    With ``[data] scale`` it is a :class:`~moweights.transform.ScaledRanker`: the scaling
+    With ``[data] scale`` it is a :class:`~moweights.data.ScaledRanker`: the scaling
     is learnt from the rows each fit is given (a fold's training rows, or all of them).
     """
     est = _configured(spec, config, main=main, progress=progress, n_jobs=n_jobs)
     scale = config.data.get("scale") or "none"
     if scale == "none":
         return est
-    from moweights.transform import ScaledRanker
+    from moweights.data import ScaledRanker
 
     # its random_state stands for the ranker's, so callers that seed one seed both alike
     seed = est.get_params(deep=False).get("random_state")
@@ -64,7 +64,7 @@ def make_ranker(
 
 
 def fitted_ranker(est):
-    """The ranker that was fitted: the inner one of a :class:`~moweights.transform.ScaledRanker`."""
+    """The ranker that was fitted: the inner one of a :class:`~moweights.data.ScaledRanker`."""
     return getattr(est, "ranker_", est)
 
 
@@ -161,7 +161,7 @@ def spec_key(spec, config: RunConfig | None = None) -> dict:
 def rank(config: RunConfig, result: RunResult, cache: StepCache, progress, save, n_jobs) -> None:
     """Every ranker's ranking (site runs: per site, then their mean rank)."""
     seed = config.random_state
-    from moweights.transform import scale_notes
+    from moweights.data import scale_notes
 
     configured = {spec.label: make_ranker(spec, config, main=False) for spec in config.rankers}
     result.notes.extend(scale_notes(config.data.get("scale") or "none", configured))

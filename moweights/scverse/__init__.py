@@ -19,7 +19,7 @@ Invariants: nothing of the caller's object changes but the entries named above (
 file holds (numbers, strings, arrays, record arrays, data frames, dicts). The optional
 extra ``pip install 'moweights[scverse]'`` installs ``anndata``; only
 :mod:`~moweights.scverse.anndata` needs it, and imports it when called. Reading ``.h5ad``
-files stays in :mod:`moweights.datafiles`. Names are imported on first access.
+files stays in :mod:`moweights.data.readers`. Names are imported on first access.
 """
 
 from __future__ import annotations

@@ -194,7 +194,7 @@ class MOWeighting(BaseRanker):
 
     Examples
     --------
-    >>> from moweights.datasets import make_weighting_benchmark
+    >>> from moweights.data import make_weighting_benchmark
     >>> X, y = make_weighting_benchmark(100, random_state=0)
     >>> mow = MOWeighting(n_gen=30, random_state=0).fit(X, y)
     >>> mow.pareto_weights_.shape[1]

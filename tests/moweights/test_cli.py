@@ -105,7 +105,7 @@ def test_run_writes_every_output_and_is_reproducible(two_runs):
 
     scores = pd.read_csv(a / "scores.csv", index_col="feature")
     assert list(scores.columns) == ["variance", "laplacian", "info_gain", "random_forest"]
-    from moweights.datasets import load_builtin
+    from moweights.data import load_builtin
 
     X, _ = load_builtin("wine")
     pd.testing.assert_series_equal(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from moweights import fetch
 from moweights.cli import main
+from moweights.data import fetch
 
 
 def test_fetch_prints_the_checked_path(tmp_path, monkeypatch, capsys):

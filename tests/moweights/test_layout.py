@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 #: module -> names outside code may import from it (kept through the regrouping)
 KEPT_PATHS = {
-    "moweights": ["run", "load_config", "parse_config", "datasets", "MOWeighting"],
+    "moweights": ["run", "load_config", "parse_config", "data", "MOWeighting"],
     "moweights.pipeline": ["run", "RunResult", "load_data", "load_units"],
     "moweights.config": [
         "AGGREGATIONS", "RankerSpec", "RunConfig", "Settings", "apply_overrides",

@@ -8,7 +8,7 @@ import pandas as pd
 
 import rankers
 from moweights.cli import main
-from moweights.datasets import make_planted
+from moweights.data import make_planted
 from moweights.recommend import recommend_file
 
 

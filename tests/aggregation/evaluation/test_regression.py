@@ -103,7 +103,7 @@ def test_bad_arguments_are_named():
     X, y = _planted(5, m=30)
     with pytest.raises(InvalidParameterError, match="metric must be one of"):
         regression_curve(np.arange(40), X, y, metric="mse")
-    with pytest.raises(InvalidParameterError, match="n_neighbors=50 must be in 1..24"):
+    with pytest.raises(InvalidParameterError, match=r"n_neighbors=50 must be in 1\.\.24"):
         regression_curve(np.arange(40), X, y, cv=5, n_neighbors=50)
     with pytest.raises(InvalidInputError):
         regression_curve(np.arange(40), X, np.array(["a", "b"] * 15))

@@ -206,16 +206,16 @@ def test_no_site_ranked_lists_every_error():
     sites = {"a": unreadable, "b": _site([1, 2]).assign(f1=np.nan)}
     with pytest.raises(InvalidInputError, match="no site could be ranked") as info:
         rank_sites(sites, "variance")
-    # a loader's error is its site's (a file's: moweights.datafiles.SiteFile raises this one)
+    # a loader's error is its site's (a file's: moweights.data.SiteFile raises this one)
     assert "a: DataFileError: site data file not found" in str(info.value)
     assert "b: InvalidInputError" in str(info.value)
 
 
 @pytest.mark.parametrize("path", ["site.csv", Path("site.csv")])
 def test_a_path_is_refused_naming_the_moweights_loader(path):
-    # aggregation computes on in-memory data only: files are read by moweights.datafiles
+    # aggregation computes on in-memory data only: files are read by moweights.data.readers
     hint = (
-        r"aggregation\.federated reads no files: .*moweights\.datafiles\.SiteFile\(path\).*"
+        r"aggregation\.federated reads no files: .*moweights\.data\.SiteFile\(path\).*"
         r"moweights\.federated\.rank_sites"
     )
     many = r"sites given as paths: 'b' \('site\.csv'\); "

@@ -1,5 +1,6 @@
 """One table split into sites (split_sites): one home, used by rank_sites and by moweights'
-data loading alike (a site's file is read by moweights.datafiles: tests/moweights/datafiles)."""
+data loading alike (moweights.pipeline.data; a site's file is read by moweights.data.readers:
+tests/moweights/data/readers)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import moweights.datasets
+import moweights.pipeline.data
 from aggregation.federated import rank_sites, split_sites
 from aggregation.federated.sites import spawn_seeds
 from rankers.exceptions import InvalidInputError, InvalidParameterError
@@ -52,7 +53,7 @@ def test_a_missing_column_is_named_with_the_columns_there_are():
 
 
 def test_moweights_and_rank_sites_split_the_same_way():
-    assert moweights.datasets.split_sites is split_sites
+    assert moweights.pipeline.data.split_sites is split_sites
     X = _table(["s10", "s2"] * 15 + ["s1"] * 10)
     res = rank_sites(X, "variance", site_column="site")
     assert list(res.rankings) == ["s1", "s2", "s10"]

@@ -119,6 +119,26 @@ def test_all_problems_reported_together(tmp_path):
     assert isinstance(info.value, ValueError)
 
 
+def test_the_config_check_reads_a_data_path_through_the_one_check(tmp_path):
+    """A data path is checked by moweights.data.check_data_path alone (with the fetch hint
+    for a known benchmark file), for [data] and [[sites]]; its header by
+    moweights.data.read_columns, which checks through the same function."""
+    ok = {"rankers": [{"name": "variance"}]}
+    with pytest.raises(ConfigError, match=r"\[data\]\.path: .*`moweights fetch skfeature Isolet`"):
+        parse_config({"data": {"path": str(tmp_path / "Isolet.mat")}, **ok})
+    sites = [{"name": "a", "path": str(tmp_path / "Isolet.mat")}, {"name": "b", "path": "b.csv"}]
+    with pytest.raises(ConfigError, match=r"\[\[sites\]\]\[0\]\.path: .*moweights fetch skfeature"):
+        parse_config({"sites": sites, **ok}, base_dir=tmp_path)
+    with pytest.raises(
+        ConfigError, match=r"\[data\]\.path: .* is a folder, not a data file"
+    ) as info:
+        parse_config({"data": {"path": str(tmp_path), "target": "y"}, **ok})
+    assert str(info.value).count("is a folder") == 1  # the header is not read again
+    (tmp_path / "d.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(ConfigError, match=r"column 'label' is not in d.csv"):
+        parse_config({"data": {"path": str(tmp_path / "d.csv"), "target": "label"}, **ok})
+
+
 def test_data_sources_and_cross_checks(tmp_path):
     ok = {"rankers": [{"name": "variance"}]}
     with pytest.raises(ConfigError, match=r"\[data\]: missing") as info:

@@ -12,7 +12,7 @@ import pytest
 
 import aggregation.federated
 import moweights.federated.rank as federated_rank
-from moweights.datafiles import SiteFile
+from moweights.data.readers import SiteFile
 from moweights.errors import DataFileError
 from moweights.federated import rank_one_site, rank_sites
 from rankers.exceptions import (

@@ -240,7 +240,7 @@ def test_the_pareto_table_holds_the_averaged_weights(tmp_path):
 
 def test_a_federated_run_with_classes_evaluates_site_by_site(tmp_path):
     from aggregation.evaluation import ffa_rfa
-    from moweights.datasets import load_dataset
+    from moweights.data import load_dataset
 
     raw = {
         "sites": [

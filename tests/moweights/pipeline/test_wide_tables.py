@@ -106,7 +106,7 @@ def _write(path, text: str) -> None:
 @pytest.mark.parametrize("name", ["data.csv", "data.csv.gz", "data.csv.bz2", "data.tsv.xz"])
 @pytest.mark.parametrize("header", HEADERS)
 def test_read_columns_names_columns_as_pandas_does(tmp_path, name, header):
-    from moweights.datasets import duplicate_columns, read_columns
+    from moweights.data import duplicate_columns, read_columns
 
     sep = "\t" if ".tsv" in name else ","
     path = tmp_path / name
@@ -118,7 +118,7 @@ def test_read_columns_names_columns_as_pandas_does(tmp_path, name, header):
 
 
 def test_a_zip_header_is_read_by_pandas(tmp_path):
-    from moweights.datasets import duplicate_columns, read_columns
+    from moweights.data import duplicate_columns, read_columns
 
     pd.DataFrame([[1, 2, 3]], columns=["a", "b", "a"]).to_csv(tmp_path / "d.csv.zip", index=False)
     assert read_columns(tmp_path / "d.csv.zip") == ["a", "b", "a.1"]
@@ -136,7 +136,7 @@ def test_a_zip_header_is_read_by_pandas(tmp_path):
     ],
 )
 def test_an_unreadable_header_is_one_data_file_error(tmp_path, content, needle):
-    from moweights.datasets import duplicate_columns, read_columns
+    from moweights.data import duplicate_columns, read_columns
     from moweights.errors import DataFileError
 
     (tmp_path / "data.csv").write_bytes(content)
@@ -150,7 +150,7 @@ def test_an_unreadable_header_is_one_data_file_error(tmp_path, content, needle):
 
 
 def test_text_columns_match_the_per_column_rule():
-    from moweights.preprocess import _text_columns
+    from moweights.data.preprocess import _text_columns
 
     frame = _mixed()
     frame["cat"] = pd.Categorical(["u", "v"] * 15)
@@ -251,7 +251,7 @@ def test_the_run_folder_encodes_an_unchanged_table_once(monkeypatch):
 
 
 def test_numeric_columns_for_the_log_match_the_per_column_rule():
-    from moweights.transform import _numeric
+    from moweights.data.transform import _numeric
 
     frame = _mixed()
     frame["nullable_bool"] = pd.array([True, False, None] * 10, dtype="boolean")

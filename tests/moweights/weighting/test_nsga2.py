@@ -17,7 +17,7 @@ from pymoo.core.problem import Problem
 from pymoo.termination.max_eval import MaximumFunctionCallTermination
 from pymoo.termination.max_gen import MaximumGenerationTermination
 
-from moweights.datasets import make_weighting_benchmark
+from moweights.data import make_weighting_benchmark
 from moweights.weighting.criteria import Criteria, parse_objectives
 from moweights.weighting.nsga2 import native_termination, nsga2, pymoo_nsga2
 from moweights.weighting.problem import WeightingProblem

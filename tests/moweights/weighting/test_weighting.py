@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import rankers
-from moweights.datasets import make_weighting_benchmark
+from moweights.data import make_weighting_benchmark
 from moweights.weighting import MOWeighting
 from moweights.weighting.criteria import Criteria, parse_objectives
 from moweights.weighting.plots import plot_front, plot_front_weights
@@ -178,7 +178,7 @@ def test_pareto_mean_weights_are_the_averaged_weights(bench):
 # ------------------------------------------------------------------ the wide-data path
 @pytest.fixture(scope="module")
 def wide():
-    from moweights.datasets import make_planted
+    from moweights.data import make_planted
 
     return make_planted("clusters", n_samples=60, n_features=120, informative=6, random_state=0)
 
@@ -200,7 +200,7 @@ def test_the_papers_criteria_default_to_the_plain_search(bench):
 
 @pytest.fixture(scope="module")
 def wider():
-    from moweights.datasets import make_planted
+    from moweights.data import make_planted
     from moweights.weighting.width import AUTO_WIDTH
 
     data = make_planted(
@@ -304,7 +304,7 @@ def test_seed_rankers_are_used_and_reproducible(wide):
 
 
 def test_seeding_finds_planted_features_the_plain_search_misses():
-    from moweights.datasets import make_planted
+    from moweights.data import make_planted
 
     data = make_planted("clusters", n_samples=100, n_features=400, informative=8, random_state=2)
     params = dict(objectives="paper", n_gen=40, random_state=0)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer
 
-from moweights.datasets import make_weighting_benchmark
+from moweights.data import make_weighting_benchmark
 from moweights.weighting import MOWeighting
 from rankers.exceptions import ConstantFeatureWarning
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from moweights.datafiles import (
+from moweights.data.readers import (
     READERS,
     data_format,
     duplicate_columns,
@@ -23,8 +23,8 @@ from moweights.datafiles import (
 from moweights.errors import DataFileError
 from rankers.exceptions import InvalidInputError
 
-REPO = Path(__file__).resolve().parents[3]
-HOME = REPO / "moweights" / "datafiles"
+REPO = Path(__file__).resolve().parents[4]
+HOME = REPO / "moweights" / "data" / "readers"
 
 #: the formats a user's data file may have, each with its suffixes and optional extra
 LISTED = {
@@ -179,7 +179,7 @@ def _reading_imports(source: str) -> list[tuple[int, str]]:
 
 
 def reads_outside_the_readers(repo: Path) -> tuple[list[str], list[tuple[int, str]]]:
-    """(reading calls and reader imports outside ``moweights/datafiles``, the calls inside).
+    """(reading calls and reader imports outside ``moweights/data/readers``, the calls inside).
 
     ``aggregation`` computes on in-memory data only, so it may neither call a reader nor
     import a format's library; ``rankers`` neither; in ``moweights`` only the run-folder
@@ -233,7 +233,7 @@ def test_the_scan_finds_each_way_of_reading():
     source = (
         "import pandas as pd\nfrom scipy.io import loadmat\n"
         "pd.read_csv(p)\npd.read_parquet(p)\nloadmat(p)\nh5py.File(p)\npq.read_schema(p)\n"
-        "pd.read_table(p)\nread_table(p)\ndatafiles.read_table(p)\n"  # the last two: ours
+        "pd.read_table(p)\nread_table(p)\nreaders.read_table(p)\n"  # the last two: ours
     )
     assert [name for _, name in sorted(_reading_calls(source))] == [
         "pd.read_csv",
@@ -254,14 +254,18 @@ def test_the_readers_contract_forbids_aggregation_and_every_other_module_but_err
     (contract,) = [
         c
         for c in config["tool"]["importlinter"]["contracts"]
-        if c["type"] == "forbidden" and "moweights.datafiles" in c["source_modules"]
+        if c["type"] == "forbidden" and "moweights.data.readers" in c["source_modules"]
     ]
     siblings = {
-        f"moweights.{p.stem}"
-        for p in (REPO / "moweights").iterdir()
+        f"{package}.{p.stem}"
+        for package in ("moweights", "moweights.data")
+        for p in (REPO / package.replace(".", "/")).iterdir()
         if (p.suffix == ".py" and p.stem not in ("__init__", "__main__"))
         or (p / "__init__.py").is_file()
     }
-    # the readers raise the application's errors (moweights.errors, below them)
-    expected = (siblings - {"moweights.datafiles", "moweights.errors"}) | {"aggregation"}
+    # the readers raise the application's errors (moweights.errors, below them); of the
+    # data wing they are the lowest layer, every other module of it forbidden
+    expected = (siblings - {"moweights.data", "moweights.data.readers", "moweights.errors"}) | {
+        "aggregation"
+    }
     assert set(contract["forbidden_modules"]) == expected

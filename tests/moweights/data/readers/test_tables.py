@@ -8,8 +8,8 @@ import gzip
 import pandas as pd
 import pytest
 
-import moweights.datasets
-from moweights.datafiles import read_table
+import moweights.data
+from moweights.data.readers import read_table
 from moweights.errors import DataFileError
 from rankers.exceptions import InvalidInputError
 
@@ -54,16 +54,16 @@ def test_moweights_load_file_reads_through_the_same_reader(tmp_path):
     path = tmp_path / "t.csv.gz"
     with gzip.open(path, "wt") as fh:
         fh.write("a,b,y\n1,2,0\n3,4,1\n")
-    X, y = moweights.datasets.load_file(path, target="y")
+    X, y = moweights.data.load_file(path, target="y")
     assert X.equals(read_table(path).drop(columns="y")) and y.tolist() == [0, 1]
     (tmp_path / "bad.csv").write_bytes(b"\xff\xfe\x00")
     with pytest.raises(DataFileError, match=r"cannot read .*bad\.csv: a NUL byte at position 2"):
-        moweights.datasets.load_file(tmp_path / "bad.csv")
+        moweights.data.load_file(tmp_path / "bad.csv")
     (tmp_path / "t.txt").write_text("a\n1\n")
     with pytest.raises(
         DataFileError, match=r"\.csv, \.tsv \(optionally \.gz\), \.parquet, \.mat or \.h5ad"
     ):
-        moweights.datasets.load_file(tmp_path / "t.txt")  # its own formats, .mat included
+        moweights.data.load_file(tmp_path / "t.txt")  # its own formats, .mat included
 
 
 def test_load_file_refuses_repeated_headers_and_an_unnamed_index_as_run_does(tmp_path):
@@ -71,20 +71,20 @@ def test_load_file_refuses_repeated_headers_and_an_unnamed_index_as_run_does(tmp
     path = tmp_path / "twice.csv"
     path.write_text("a,b,a,label\n1,2,3,x\n4,5,6,y\n")
     with pytest.raises(DataFileError, match=r"twice\.csv repeats column names: 'a' \(2 times\)"):
-        moweights.datasets.load_file(path, target="label")
+        moweights.data.load_file(path, target="label")
     frame = pd.DataFrame({"g1": [1.5, 2.5, 3.5], "g2": [0.1, 0.2, 0.3], "label": list("xyx")})
     frame.to_csv(tmp_path / "indexed.csv")  # index=True: an "Unnamed: 0" column of 0, 1, 2
     with pytest.raises(DataFileError, match=r"column 'Unnamed: 0' is a row index"):
-        moweights.datasets.load_file(tmp_path / "indexed.csv", target="label")
+        moweights.data.load_file(tmp_path / "indexed.csv", target="label")
     frame.to_csv(tmp_path / "plain.csv", index=False)
-    X, y = moweights.datasets.load_file(tmp_path / "plain.csv", target="label")
+    X, y = moweights.data.load_file(tmp_path / "plain.csv", target="label")
     assert list(X.columns) == ["g1", "g2"] and y.tolist() == list("xyx")
 
 
 def test_a_file_of_nul_bytes_is_refused_before_it_is_read(tmp_path):
     """issue 48 item 9: 2 GB of NUL bytes cost 2.3 GB and 39 s before their error; a
     sparse 1 GB file here: refused from its first 64 kB (the header check included)."""
-    from moweights.datafiles import read_columns
+    from moweights.data.readers import read_columns
 
     path = tmp_path / "zeros.csv"
     with open(path, "wb") as f:

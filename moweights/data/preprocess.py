@@ -9,7 +9,7 @@ Order of the steps
 ------------------
 1. ``transpose``: a table with one row per feature (genes as rows, samples as columns) is
    turned so that rows are samples as it is read (:func:`transpose_table`, at home with the
-   readers in :mod:`moweights.datafiles.tables`); its first column names the features.
+   readers in :mod:`moweights.data.readers.tables`); its first column names the features.
 2. Rows whose target is missing are dropped whenever ``missing`` is not ``"error"`` (a
    target is never imputed).
 3. ``missing``: ``"drop_rows"`` / ``"drop_columns"`` remove every row / column with a gap;
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from moweights.datafiles.tables import transpose_table
+from moweights.data.readers.tables import transpose_table
 from moweights.errors import DataPreparationWarning
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from moweights.datafiles.tables import read_table, transpose_table
+from moweights.data.readers.tables import read_table, transpose_table
 from rankers.exceptions import InvalidParameterError
 
 __all__ = ["SiteFile"]
@@ -36,7 +36,7 @@ class SiteFile:
     transpose : bool, default=False
         The file holds one row per feature (genes as rows): its first column names the
         features (and the target's row, which becomes the target column), every other
-        column is a sample (:func:`~moweights.datafiles.transpose_table`).
+        column is a sample (:func:`~moweights.data.readers.transpose_table`).
 
     Examples
     --------

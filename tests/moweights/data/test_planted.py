@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import rankers
-from moweights.planted import REGRESSION, STRUCTURES, make_planted
+from moweights.data.planted import REGRESSION, STRUCTURES, make_planted
 from rankers.exceptions import InvalidParameterError
 
 

@@ -4,7 +4,7 @@
 suffixes, its reader (``path, target -> (X, y)``), its header reader (``path -> column
 names``, the data unread) and the optional extra it needs. :func:`read_data`,
 :func:`read_columns` and :func:`duplicate_columns` pick the reader by the file's name
-(:func:`data_format`) after :func:`~moweights.datafiles.checks.check_data_path` has made
+(:func:`data_format`) after :func:`~moweights.data.readers.checks.check_data_path` has made
 sure it names a regular file.
 """
 
@@ -15,10 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from moweights.datafiles.checks import check_data_path
-from moweights.datafiles.h5ad import h5ad_columns, read_h5ad
-from moweights.datafiles.matlab import mat_columns, read_mat
-from moweights.datafiles.tables import (
+from moweights.data.readers.checks import check_data_path
+from moweights.data.readers.h5ad import h5ad_columns, read_h5ad
+from moweights.data.readers.matlab import mat_columns, read_mat
+from moweights.data.readers.tables import (
     TABLE_FORMATS,
     read_table,
     repeated_columns,
@@ -107,7 +107,7 @@ def read_data(path: str | os.PathLike, target: str | None = None, *, transpose: 
         ``.csv``, ``.tsv`` (``.gz`` allowed), ``.parquet``, ``.mat`` or ``.h5ad``. A ``.mat``
         file holds a matrix ``X`` and a label column ``Y`` (scikit-feature's layout); an
         ``.h5ad`` file (AnnData, read with h5py: ``moweights[h5ad]``) its matrix ``X``
-        (dense or sparse), named by ``var`` (see :mod:`moweights.datafiles.h5ad`).
+        (dense or sparse), named by ``var`` (see :mod:`moweights.data.readers.h5ad`).
     target : str, optional
         Name of the target column of a table; it is removed from the features. For a
         ``.mat`` file the target is ``Y`` when present; for an ``.h5ad`` file a column of
@@ -115,7 +115,7 @@ def read_data(path: str | os.PathLike, target: str | None = None, *, transpose: 
     transpose : bool, default=False
         The file holds one row per feature (genes as rows, samples as columns), its first
         column naming the features: turned with
-        :func:`~moweights.datafiles.tables.transpose_table` before ``target`` is taken.
+        :func:`~moweights.data.readers.tables.transpose_table` before ``target`` is taken.
 
     Returns
     -------

@@ -74,7 +74,7 @@ def check_data_path(path: str | os.PathLike, *, hint: Callable[[Path], str] | No
 def read_error(exc: BaseException, kind: str) -> str:
     """One line saying why a data file of format ``kind`` could not be read.
 
-    ``kind`` is a format of :data:`moweights.datafiles.READERS` (``"csv"``, ``"tsv"``,
+    ``kind`` is a format of :data:`moweights.data.readers.READERS` (``"csv"``, ``"tsv"``,
     ``"parquet"``, ``"mat"``).
     """
     import pandas as pd

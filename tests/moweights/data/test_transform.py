@@ -12,9 +12,9 @@ from sklearn.preprocessing import RobustScaler, StandardScaler
 import rankers
 from aggregation.evaluation import cv_splits, fold_rankings
 from moweights.config import parse_config
+from moweights.data.transform import ScaledRanker, log_transform, scale_notes
 from moweights.pipeline import run
 from moweights.pipeline.steps import make_ranker, spec_key
-from moweights.transform import ScaledRanker, log_transform, scale_notes
 
 
 def _units_data(seed=0, m=40, n=8):

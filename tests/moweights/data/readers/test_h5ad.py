@@ -12,7 +12,7 @@ import pytest
 from scipy import sparse
 
 from moweights.config import load_config
-from moweights.datafiles import read_columns, read_data
+from moweights.data.readers import read_columns, read_data
 from moweights.errors import DataFileError
 from moweights.pipeline import load_data
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from moweights.datafiles.matlab import read_mat
-from moweights.datafiles.tables import read_table
+from moweights.data.readers.matlab import read_mat
+from moweights.data.readers.tables import read_table
 from moweights.errors import DataFetchError, InvalidParameterError
 
 __all__ = [
@@ -126,7 +126,7 @@ def _fetch_file(name: str, sha256: str, url: str, target: Path, download: bool) 
     if not sha256:
         raise DataFetchError(
             f"{name}: no verified copy of this data set is known, so it is not fetched; "
-            f"place a copy you trust at {target} and load it with moweights.datasets.load_file"
+            f"place a copy you trust at {target} and load it with moweights.data.load_file"
         )
     if target.is_file():
         if _sha256(target) == sha256:
@@ -192,7 +192,7 @@ def missing_file_hint(path) -> str:
         key = lower[stem]
         return (
             f"it is scikit-feature's {key}: `moweights fetch skfeature {key}` downloads and "
-            "checks it and prints its path (or moweights.fetch.skfeature_path"
+            "checks it and prints its path (or moweights.data.fetch.skfeature_path"
             f"({key!r})); point [data].path at that file"
         )
     return ""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from moweights.datafiles.checks import read_error
+from moweights.data.readers.checks import read_error
 from moweights.errors import DataFileError
 
 __all__ = ["mat_columns", "read_mat"]

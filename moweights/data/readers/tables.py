@@ -16,7 +16,7 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from moweights.datafiles.checks import read_error
+from moweights.data.readers.checks import read_error
 from moweights.errors import DataFileError
 from rankers.exceptions import InvalidInputError
 

@@ -1,4 +1,4 @@
-"""Fetchers of public benchmark data (moweights.fetch), on small files the tests write."""
+"""Fetchers of public benchmark data (moweights.data.fetch), on small files the tests write."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from scipy.io import savemat
 
-from moweights import fetch
+from moweights.data import fetch
+from moweights.data.fetch import DataFetchError, fetch_pmlb, fetch_skfeature, get_data_home
 from moweights.errors import DataFileError
-from moweights.fetch import DataFetchError, fetch_pmlb, fetch_skfeature, get_data_home
 
 
 def _sha(path) -> str:
@@ -104,8 +104,8 @@ def test_checksums_match_the_shared_copies(shared_data, tmp_path, name):
 
 
 def test_a_missing_benchmark_file_says_how_to_get_it(tmp_path):
-    from moweights.datasets import load_file
-    from moweights.fetch import missing_file_hint
+    from moweights.data import load_file
+    from moweights.data.fetch import missing_file_hint
 
     with pytest.raises(DataFileError, match=r"scikit-feature's Isolet: `moweights fetch skfeature"):
         load_file(tmp_path / "isolet.mat")

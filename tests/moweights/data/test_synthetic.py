@@ -9,7 +9,7 @@ from sklearn.metrics import mutual_info_score
 
 from aggregation.compare import spearman
 from aggregation.ranking import GenericRanking, Ranking
-from moweights.datasets import ERROR_CURVE_DATA, make_error_curve_data, noisy_rankings
+from moweights.data import ERROR_CURVE_DATA, make_error_curve_data, noisy_rankings
 from rankers.exceptions import InvalidInputError
 
 BIG = 20_000  # samples for the empirical checks: a proportion's sd is then <= 0.0036

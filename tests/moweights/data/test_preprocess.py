@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rankers
-from moweights.preprocess import CATEGORICAL, MISSING, prepare_table, transpose_table
+from moweights.data.preprocess import CATEGORICAL, MISSING, prepare_table, transpose_table
 from rankers.exceptions import FewSamplesWarning, InvalidInputError, InvalidParameterError
 
 
