@@ -138,6 +138,7 @@ QUICK_MODULES = {
     "moweights/test_layout.py",
     "moweights/test_startup.py",
     "moweights/config/test_config.py",
+    "moweights/data/test_door.py",  # the data wing's one door
 }
 QUICK_TESTS = {"moweights/test_examples.py"}  # one config run end to end (examples/config.toml)
 
