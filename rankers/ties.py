@@ -319,17 +319,21 @@ _WIDE = 4
 
 def _kth_bound(D: np.ndarray, k: int) -> np.ndarray:
     """An upper bound of each row's k-th smallest entry: the k-th smallest of the minima
-    of disjoint groups of columns (the row folded in halves, ``np.fmin``: NaN ignored).
+    of disjoint groups of columns (the row folded with ``np.fmin``: NaN ignored).
 
     Any partition of the columns into groups bounds it: the k groups of smallest minima
-    hold k entries at or below the k-th smallest minimum. A column left over by an odd
-    width joins the first group, so the folds run in place in one buffer."""
+    hold k entries at or below the k-th smallest minimum. Columns left over by a width
+    that does not divide join the first group, so the folds run in place in one buffer, a
+    quarter of the row where the row is wide enough (less memory to write than a half)."""
     width = D.shape[1]
-    half = width // 2
-    folded = np.fmin(D[:, :half], D[:, half : 2 * half])
-    if width % 2:
-        np.fmin(folded[:, 0], D[:, -1], out=folded[:, 0])
-    width = half
+    parts = 4 if width // 4 >= 2 * _FOLD_WIDTH * k else 2
+    part = width // parts
+    folded = np.fmin(D[:, :part], D[:, part : 2 * part])
+    for j in range(2, parts):
+        np.fmin(folded, D[:, j * part : (j + 1) * part], out=folded)
+    for j in range(parts * part, width):
+        np.fmin(folded[:, 0], D[:, j], out=folded[:, 0])
+    width = part
     while width >= 2 * _FOLD_WIDTH * k:
         half = width // 2
         np.fmin(folded[:, :half], folded[:, half : 2 * half], out=folded[:, :half])
