@@ -263,12 +263,16 @@ def kth_nearest(
     Notes
     -----
     The exact rule is applied where it can change the answer only. The candidates of a
-    row are the columns within the tolerance of its ``k``-th smallest distance: one
-    selection (``np.partition``) and one comparison over the row. In nearly every row they
-    are exactly ``k`` columns, read off in ascending order from the comparison itself;
-    only their order is then decided, by value, and by the grouping of near-ties only in
-    the rows where two of them lie within the tolerance. Rows with more candidates than
-    ``k`` (a tie across the ``k``-th neighbour) rank every candidate by the rule.
+    row are the columns within the tolerance of its ``k``-th smallest distance. A wide
+    row does not select among all its columns to find that distance: folding the row in
+    halves with ``np.fmin`` leaves a few dozen minima of disjoint groups of columns, whose
+    ``k``-th smallest bounds the ``k``-th distance from above, so one comparison over the
+    row keeps a handful of columns that hold every candidate; the exact ``k``-th distance
+    and the candidates are found among those (a row where many columns pass the bound,
+    duplicated samples, is selected in full). The candidates, columns ascending, are then
+    ordered by value, and by the grouping of near-ties only in the rows where two of them
+    lie within the tolerance; a row with more candidates than ``k`` (a tie across the
+    ``k``-th neighbour) ranks every candidate by the rule.
     """
     D = np.asarray(D, dtype=np.float64)
     n_rows, n_cols = D.shape
@@ -277,62 +281,116 @@ def kth_nearest(
     if scale is None:  # each row's largest finite |distance| (0 for a row without one)
         scale = np.max(np.abs(D), axis=1, where=np.isfinite(D), initial=0.0)
     tol = float(rtol) * np.broadcast_to(np.asarray(scale, dtype=np.float64), (n_rows,))
-    # candidates: every column within the tolerance of the k-th smallest distance
+    # the k-th smallest distance of each row (exact), or an upper bound of it (folded)
+    exact = True
     if k == n_cols:
         kth = D.max(axis=1)
     elif k == 1:
         kth = D.min(axis=1)
+    elif n_cols >= 4 * _FOLD_WIDTH * k:
+        kth, exact = _kth_bound(D, k), False
     else:
         kth = np.partition(D, k - 1, axis=1)[:, k - 1]
-    candidates = (kth + tol)[:, None] >= D
-    counts = np.count_nonzero(candidates, axis=1)
-    if (counts == k).all():  # no tie across the boundary (nearly always): k columns a row
-        flat = np.flatnonzero(candidates)  # row by row, columns ascending
-        vals = D.ravel()[flat].reshape(n_rows, k)
-        cols = flat.reshape(n_rows, k) - (np.arange(n_rows) * n_cols)[:, None]
-        return _first_by_group(vals, cols, tol, k, n_cols)
-    out = np.empty((n_rows, k), dtype=np.intp)
-    # rows without a tie across the boundary: their k candidates, columns ascending
-    simple = np.flatnonzero(counts == k)
-    if simple.size:
-        cols = np.flatnonzero(candidates[simple]).reshape(simple.size, k)
-        cols -= (np.arange(simple.size) * n_cols)[:, None]
-        vals = np.take_along_axis(D[simple], cols, axis=1)
-        out[simple] = _first_by_group(vals, cols, tol[simple], k, n_cols)
-    # rows with more candidates than k: every candidate, row by row, columns ascending
-    tied = np.flatnonzero(counts > k)
-    if tied.size:
-        r, c = np.nonzero(candidates[tied])
-        width = int(counts[tied].max())
-        per = counts[tied]
-        pos = np.arange(r.size) - np.repeat(np.cumsum(per) - per, per)
-        cols = np.full((tied.size, width), n_cols, dtype=np.intp)
-        cols[r, pos] = c
-        vals = np.full((tied.size, width), np.inf)
-        vals[r, pos] = D[tied[r], c]
-        out[tied] = _first_by_group(vals, cols, tol[tied], k, n_cols)
-    return out
+    # every candidate of row i (within the tolerance of its k-th distance) is at or below
+    # kth[i] + tol[i]: rounding is monotone, so an upper bound of the k-th distance keeps them
+    flat = np.flatnonzero((kth + tol)[:, None] >= D)  # row by row, columns ascending
+    rows = flat // n_cols
+    counts = np.bincount(rows, minlength=n_rows)
+    if not exact:
+        wide = counts > _WIDE * k  # many columns under the bound (duplicated samples)
+        if wide.any():  # their exact k-th distance, to keep their candidates only
+            kth[wide] = np.partition(D[wide], k - 1, axis=1)[:, k - 1]
+            keep = ~wide[rows] | ((kth + tol)[rows] >= D.ravel()[flat])
+            flat, rows = flat[keep], rows[keep]
+            counts = np.bincount(rows, minlength=n_rows)
+    vals = D.ravel()[flat]
+    cols = flat - rows * n_cols
+    if (counts == k).all():  # k columns a row (nearly always): the k nearest
+        return _first_by_group(vals.reshape(n_rows, k), cols.reshape(n_rows, k), tol, k, n_cols)
+    vals, cols = _padded(vals, counts, cols, n_cols)
+    return _first_by_group(vals, cols, tol, k, n_cols)
+
+
+#: a wide row is folded down to between this many times k and twice as many minima
+_FOLD_WIDTH = 4
+#: a folded row with more than this many times k columns under its bound is selected in full
+_WIDE = 4
+
+
+def _kth_bound(D: np.ndarray, k: int) -> np.ndarray:
+    """An upper bound of each row's k-th smallest entry: the k-th smallest of the minima
+    of disjoint groups of columns (the row folded with ``np.fmin``: NaN ignored).
+
+    Any partition of the columns into groups bounds it: the k groups of smallest minima
+    hold k entries at or below the k-th smallest minimum. Columns left over by a width
+    that does not divide join the first group, so the folds run in place in one buffer, a
+    quarter of the row where the row is wide enough (less memory to write than a half)."""
+    width = D.shape[1]
+    parts = 4 if width // 4 >= 2 * _FOLD_WIDTH * k else 2
+    part = width // parts
+    folded = np.fmin(D[:, :part], D[:, part : 2 * part])
+    for j in range(2, parts):
+        np.fmin(folded, D[:, j * part : (j + 1) * part], out=folded)
+    for j in range(parts * part, width):
+        np.fmin(folded[:, 0], D[:, j], out=folded[:, 0])
+    width = part
+    while width >= 2 * _FOLD_WIDTH * k:
+        half = width // 2
+        np.fmin(folded[:, :half], folded[:, half : 2 * half], out=folded[:, :half])
+        if width % 2:
+            np.fmin(folded[:, 0], folded[:, width - 1], out=folded[:, 0])
+        width = half
+    return np.partition(folded[:, :width], k - 1, axis=1)[:, k - 1]
+
+
+def _padded(vals, counts, cols=None, n_cols: int = 0):
+    """Entries listed row by row (``counts[i]`` of row ``i``) as one row each, padded at
+    the end with ``inf``; with ``cols``, also their columns, padded with ``n_cols``."""
+    n_rows = counts.size
+    width = int(counts.max())
+    start = np.cumsum(counts) - counts
+    r = np.repeat(np.arange(n_rows), counts)
+    pos = np.arange(r.size) - start[r]
+    out_vals = np.full((n_rows, width), np.inf)
+    out_vals[r, pos] = vals
+    if cols is None:
+        return out_vals
+    out_cols = np.full((n_rows, width), n_cols, dtype=np.intp)
+    out_cols[r, pos] = cols
+    return out_vals, out_cols
 
 
 def _first_by_group(vals, cols, tol, k: int, n_cols: int) -> np.ndarray:
-    """Of each row's candidates (columns ascending, ``inf`` padding), the first ``k`` by
-    (tie group of the value, column)."""
-    n_rows, width = vals.shape
+    """The first ``k`` candidates of each row by (tie group of the value, column).
+
+    A row lists its entries columns ascending, padded at the end (``inf`` at column
+    ``n_cols``); they hold every candidate of the row (the columns within ``tol`` of its
+    ``k``-th smallest value) and possibly more, which sort after the candidates by value
+    and take no part in the groups."""
+    width = vals.shape[1]
     if width == 1:
         return cols[:, :k]
-    by_value = np.argsort(vals, axis=1, kind="stable")
+    by_value = np.argsort(vals, axis=1, kind="stable")  # equal values: lower column first
     sv = np.take_along_axis(vals, by_value, axis=1)
-    with np.errstate(invalid="ignore"):  # inf - inf: padding always starts a new group
+    sc = np.take_along_axis(cols, by_value, axis=1)
+    with np.errstate(invalid="ignore"):  # inf - inf: an infinite value starts a group
         gaps = np.diff(sv, axis=1) > tol[:, None]
     gaps |= ~np.isfinite(sv[:, 1:])
-    if gaps.all():  # no two candidates tied: each its own group, the order is by value
-        return np.take_along_axis(cols, by_value[:, :k], axis=1)
-    group = np.concatenate([np.zeros((n_rows, 1), dtype=np.intp), np.cumsum(gaps, axis=1)], axis=1)
-    group_of = np.empty_like(group)
-    np.put_along_axis(group_of, by_value, group, axis=1)
-    key = group_of * (n_cols + 1) + cols
-    pick = np.argsort(key, axis=1, kind="stable")[:, :k]
-    return np.take_along_axis(cols, pick, axis=1)
+    if width > k:  # past the k-th: the non-candidates (a suffix) each start a group
+        # (padding, inf, is one: a row whose limit is inf lists every column, no padding)
+        limit = sv[:, k - 1] + tol
+        gaps[:, k - 1 :] |= ~(limit[:, None] >= sv[:, k:])
+    # a row whose first k values each start a group, and the (k+1)-th too, is in order
+    hard = np.flatnonzero(~gaps[:, :k].all(axis=1))
+    out = sc[:, :k]
+    if hard.size:
+        out = out.copy()
+        group = np.zeros((hard.size, width), dtype=np.intp)
+        np.cumsum(gaps[hard], axis=1, out=group[:, 1:])
+        key = group * (n_cols + 1) + sc[hard]
+        pick = np.argsort(key, axis=1, kind="stable")[:, :k]
+        out[hard] = np.take_along_axis(sc[hard], pick, axis=1)
+    return out
 
 
 def duplicate_columns(X: np.ndarray, rtol: float = TIE_RTOL) -> np.ndarray:

@@ -6,16 +6,21 @@ wins), so that the neighbours never depend on the last bits of the distances. Is
 (item 5) measured it at 16 % of the default demo. Three implementations run on the same
 matrices, alternating, one BLAS thread:
 
-* ``new``: ``rankers.ties.kth_nearest`` in this tree;
-* ``old``: the module as of commit 1557e30 (``git show 1557e30:rankers/ties.py`` imported
-  from a temporary copy), which selected the ``k`` smallest twice (``np.partition`` for the
-  boundary, ``np.argpartition`` for the columns) and grouped the near-ties of every row;
+* ``new``: ``rankers.ties.kth_nearest`` in this tree (wide rows folded with ``np.fmin``
+  to a bound of the ``k``-th distance, the rule applied to the few columns under it);
+* ``prev``: the module as of commit 197a193 (``git show 197a193:rankers/ties.py``
+  imported from a temporary copy), the code before the folding: one ``np.partition`` of
+  every row for the ``k``-th distance, then the candidates off one comparison;
+* ``old``: the module as of commit 1557e30, which selected the ``k`` smallest twice
+  (``np.partition`` for the boundary, ``np.argpartition`` for the columns) and grouped the
+  near-ties of every row;
 * ``floor``: plain numpy without a tie rule (``np.argpartition`` and a stable sort of the
   ``k`` values): what the neighbours cost when rounding may decide them.
 
-Every ``new`` answer is compared with ``old``'s (``same``: equal in every row).
+Every ``new`` answer is compared with ``prev``'s and ``old``'s (``same``: equal in every
+row of every call).
 
-Two workloads:
+Three workloads:
 
 * the default (no option): the demo's kinds of calls rebuilt on its data (scikit-learn's
   breast cancer, 569 x 30, standardised): per fold of a 10-fold split the queries of the
@@ -25,11 +30,15 @@ Two workloads:
   ranker's inner folds (3 per training part, the same top features, ``k = 5``: two
   thirds of the demo's calls) and k-means' assignments (``k = 1`` among 2 centres),
   squared distances computed as ``rankers.neighbors`` does;
+* a larger graph: the blocks of queries ``rankers.neighbors.nearest_neighbors`` searches
+  for the kNN graph of 5,000 x 50 samples (``k = 5`` and ``10``), on gaussian data and on
+  the same data rounded to one decimal (many exact ties);
 * ``--demo``: the default demo itself (``moweights run examples/config.toml``, in this
-  process, no cache): every ``kth_nearest`` call it makes runs ``old`` and ``new`` on the
+  process, no cache): every ``kth_nearest`` call it makes runs ``prev`` and ``new`` on the
   same arguments (in alternating order), each timed in thread CPU seconds, and is checked
-  for the same answer; the demo continues with ``old``'s. Share = the implementation's CPU
-  over the demo's CPU with only that implementation (the demo's CPU less the other one's).
+  for the same answer; the demo continues with ``prev``'s. Share = the implementation's
+  CPU over the demo's CPU with only that implementation (the demo's CPU less the other
+  one's).
 
 Examples::
 
@@ -54,6 +63,7 @@ from benchmarks._common import cpu_seconds, module_at, rows_markdown_4g
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD_COMMIT = "1557e30"
+PREV_COMMIT = "197a193"
 _PATCHED = (
     "rankers.ties",
     "rankers.neighbors",
@@ -121,6 +131,25 @@ def demo_calls(seed: int = 0) -> list[tuple[str, np.ndarray, int, object]]:
     return calls
 
 
+def large_calls(seed: int = 0) -> list[tuple[str, np.ndarray, int, object]]:
+    """(kind, D, k, scale) of the blocks the kNN graph of 5,000 x 50 samples is searched in
+    (``rankers.neighbors``' block size), on gaussian data and rounded to one decimal."""
+    from rankers.neighbors import _BLOCK_ELEMENTS
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((5_000, 50))
+    calls = []
+    for name, data in (("5000x50 graph", X), ("5000x50 graph, ties", np.round(X, 1))):
+        step = max(1, _BLOCK_ELEMENTS // data.shape[0])
+        for k in (5, 10):
+            for start in range(0, data.shape[0], step):
+                rows = slice(start, min(start + step, data.shape[0]))
+                D, scale = _sq_distances(data[rows], data, own=False)
+                D[np.arange(D.shape[0]), np.arange(rows.start, rows.stop)] = np.inf
+                calls.append((f"{name} {k}NN", D, k, scale))
+    return calls
+
+
 def _time(fn, args, repeat: int) -> float:
     best = np.inf
     for _ in range(repeat):
@@ -130,31 +159,39 @@ def _time(fn, args, repeat: int) -> float:
     return best
 
 
-def run_calls(old, repeat: int) -> list[dict]:
-    """Each kind of call: seconds of new, old and floor (best of ``repeat``, summed over
-    the calls of that kind), their ratios and whether new gives old's answer."""
-    from rankers.ties import TIE_RTOL, kth_nearest
+def run_calls(calls, impls: dict, repeat: int) -> list[dict]:
+    """Each kind of call: seconds of every implementation (best of ``repeat``, summed over
+    the calls of that kind, the implementations alternating call by call), their ratios to
+    ``new`` and whether ``new`` gives the baselines' answers."""
+    from rankers.ties import TIE_RTOL
 
+    names = list(impls)
     kinds: dict[str, dict] = {}
-    for kind, D, k, scale in demo_calls():
+    for i, (kind, D, k, scale) in enumerate(calls):
         row = kinds.setdefault(
             kind, {"calls": kind, "shape": "x".join(map(str, D.shape)), "k": k, "n": 0,
-                   "new s": 0.0, "old s": 0.0, "floor s": 0.0, "same": True}
+                   **{f"{name} s": 0.0 for name in names}, "same": True}
         )  # fmt: skip
         args = (D, k, TIE_RTOL, scale)
         row["n"] += 1
-        row["same"] &= bool(np.array_equal(kth_nearest(*args), old.kth_nearest(*args)))
-        for impl, fn in (("new", kth_nearest), ("old", old.kth_nearest), ("floor", floor_nearest)):
-            row[f"{impl} s"] += _time(fn, args, repeat)
+        answer = impls["new"](*args)
+        row["same"] &= all(
+            bool(np.array_equal(answer, impls[name](*args))) for name in names if name != "floor"
+        )
+        for name in names if i % 2 == 0 else names[::-1]:
+            row[f"{name} s"] += _time(impls[name], args, repeat)
     rows = list(kinds.values())
     total = {"calls": "all", "shape": "", "k": "", "n": sum(r["n"] for r in rows)}
-    for key in ("new s", "old s", "floor s"):
-        total[key] = sum(r[key] for r in rows)
+    for name in names:
+        total[f"{name} s"] = sum(r[f"{name} s"] for r in rows)
     total["same"] = all(r["same"] for r in rows)
     rows.append(total)
     for r in rows:
-        r["old / new"] = r["old s"] / r["new s"]
-        r["new / floor"] = r["new s"] / r["floor s"]
+        for name in names[1:]:
+            if name == "floor":
+                r["new / floor"] = r["new s"] / r["floor s"]
+            else:
+                r[f"{name} / new"] = r[f"{name} s"] / r["new s"]
     return rows
 
 
@@ -169,8 +206,9 @@ def _demo_cpu() -> float:
 
 
 def run_demo(old) -> dict:
-    """The default demo with every kth_nearest call made by old and new (see the module),
-    then once more as the tree has it (new alone, nothing wrapped)."""
+    """The default demo with every kth_nearest call made by ``old`` (the baseline given:
+    prev) and new (see the module), then once more as the tree has it (new alone, nothing
+    wrapped)."""
     import importlib
 
     from rankers import ties
@@ -217,15 +255,25 @@ def run_demo(old) -> dict:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="timing repeats per call (best of)")
-    parser.add_argument("--demo", action="store_true", help="also the default demo (~1-2 min)")
+    parser.add_argument("--demo", action="store_true", help="also the default demo (~2-4 min)")
     parser.add_argument("--quick", action="store_true", help="one repeat, no demo: a smoke run")
     parser.add_argument("--out", type=Path, help="also write the tables (markdown) here")
     args = parser.parse_args(argv)
+    from rankers.ties import kth_nearest
+
+    prev = module_at(PREV_COMMIT, "rankers/ties.py", "ties_prev")
     old = module_at(OLD_COMMIT, "rankers/ties.py", "ties_old")
+    impls = {
+        "new": kth_nearest,
+        "prev": prev.kth_nearest,
+        "old": old.kth_nearest,
+        "floor": floor_nearest,
+    }
     repeat = 1 if args.quick else args.repeat
     with threadpool_limits(1, user_api="blas"):
-        rows = run_calls(old, repeat)
-        demo = run_demo(old) if args.demo and not args.quick else None
+        rows = run_calls(demo_calls(), impls, repeat)
+        large = run_calls(large_calls(), impls, 1 if args.quick else max(1, repeat // 2))
+        demo = run_demo(prev) if args.demo and not args.quick else None
     tree = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
@@ -236,22 +284,29 @@ def main(argv=None) -> None:
         "# kNN tie rule: `rankers.ties.kth_nearest` against its code before and a numpy floor",
         "",
         f"Command: `{command.strip()}`  ",
-        f"Tree: {tree} (plus uncommitted edits, if any); old = {OLD_COMMIT}; python "
-        f"{platform.python_version()}, numpy {np.__version__}; {platform.platform()}  ",
+        f"Tree: {tree} (plus uncommitted edits, if any); prev = {PREV_COMMIT}, old = "
+        f"{OLD_COMMIT}; python {platform.python_version()}, numpy {np.__version__}; "
+        f"{platform.platform()}  ",
         "Thread CPU seconds, one BLAS thread; per call the best of "
-        f"{repeat}, summed over the calls of each kind; same = new's answer equals old's "
-        "in every row of every call.",
+        f"{repeat} (the larger graph: {1 if args.quick else max(1, repeat // 2)}), summed over "
+        "the calls of each kind, the implementations alternating; same = new's answer equals "
+        "prev's and old's in every row of every call.",
         "",
         "## The demo's kinds of calls, rebuilt on its data (569 x 30, 10 folds)",
         "",
         rows_markdown_4g(rows),
+        "",
+        "## A larger graph: the blocks of the kNN graph of 5,000 x 50 samples",
+        "",
+        rows_markdown_4g(large),
     ]
     if demo is not None:
         lines += [
             "",
-            "## The default demo (`moweights run examples/config.toml`), every call by both",
+            "## The default demo (`moweights run examples/config.toml`), every call by new "
+            "and prev",
             "",
-            rows_markdown_4g([demo]),
+            rows_markdown_4g([demo]).replace("old", "prev"),
         ]
     text = "\n".join(lines) + "\n"
     print(text)

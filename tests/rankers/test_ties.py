@@ -229,6 +229,82 @@ def test_nearest_neighbours_follow_the_rule_row_by_row(
         )
 
 
+def _wide_distances(rng, n_rows: int, n_cols: int, kind: str) -> np.ndarray:
+    """Rows wide enough for kth_nearest to fold them (n_cols >= 16 k), of one kind."""
+    if kind == "random":
+        return rng.uniform(0.0, 4.0, size=(n_rows, n_cols))
+    if kind == "grid":  # many exact ties, also across the k-th neighbour
+        return rng.integers(0, 5, size=(n_rows, n_cols)) * 0.5
+    if kind == "ulps":  # exact ties, then some moved by a few ulps: near-ties in both directions
+        D = rng.integers(0, 8, size=(n_rows, n_cols)) * 0.25 + 0.5
+        moved = rng.random(D.shape) < 0.4
+        up = np.nextafter(np.nextafter(D, np.inf), np.inf)
+        down = np.nextafter(D, -np.inf)
+        return np.where(moved, np.where(rng.random(D.shape) < 0.5, up, down), D)
+    if kind == "duplicates":  # duplicated samples: many columns at distance 0 in some rows
+        D = rng.uniform(0.5, 2.0, size=(n_rows, n_cols))
+        D[rng.random(n_rows) < 0.5] *= rng.random(n_cols) < 0.7
+        return D
+    if kind == "gaps at tol":  # neighbours spaced by about the tolerance: chains and splits
+        base = rng.uniform(1.0, 2.0, size=(n_rows, 1))  # tolerance: 1e-9 of about base
+        steps = rng.choice([0.3, 0.999, 1.001, 3.0], size=(n_rows, n_cols))
+        D = base + np.cumsum(steps, axis=1) * base * TIE_RTOL
+        return rng.permuted(D, axis=1)
+    # "inf": excluded pairs, sometimes most of a row
+    D = rng.uniform(0.0, 1.0, size=(n_rows, n_cols))
+    D[rng.random(D.shape) < rng.choice([0.05, 0.9], size=(n_rows, 1))] = np.inf
+    return D
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_rows=st.integers(1, 9),
+    n_cols=st.integers(16, 140),
+    kind=st.sampled_from(["random", "grid", "ulps", "duplicates", "gaps at tol", "inf"]),
+    given_scale=st.booleans(),
+)
+def test_wide_rows_follow_the_rule_row_by_row(seed, n_rows, n_cols, kind, given_scale):
+    # rows wide enough to be folded (the bound of the k-th distance, then the few columns
+    # under it) give the rule's answer, at every k from 1 to n_cols
+    rng = np.random.default_rng(seed)
+    D = _wide_distances(rng, n_rows, n_cols, kind)
+    if rng.random() < 0.5:  # a duplicated row and a duplicated column
+        D[-1] = D[0]
+        D[:, -1] = D[:, 0]
+    scale = D.max(axis=1, initial=0.0, where=np.isfinite(D)) if given_scale else None
+    ks = {1, 2, 3, n_cols // 16, n_cols // 8, n_cols - 1, n_cols, int(rng.integers(1, n_cols))}
+    for k in sorted(k for k in ks if k >= 1):
+        np.testing.assert_array_equal(
+            kth_nearest(D, k, scale=scale), _nearest_row_by_row(D, k, scale=scale), err_msg=f"k={k}"
+        )
+
+
+@pytest.mark.parametrize("kind", ["random", "grid", "ulps", "duplicates", "gaps at tol", "inf"])
+@pytest.mark.parametrize("shape", [(40, 341), (7, 1000)])
+def test_wide_blocks_follow_the_rule_row_by_row(kind, shape):
+    # the demo's shapes of calls (a test fold against a training part), k = 1, 5, 10
+    rng = np.random.default_rng(sum(map(ord, kind)))
+    D = _wide_distances(rng, *shape, kind)
+    scale = D.max(axis=1, initial=0.0, where=np.isfinite(D))
+    for k in (1, 5, 10):
+        np.testing.assert_array_equal(
+            kth_nearest(D, k, TIE_RTOL, scale), _nearest_row_by_row(D, k, scale=scale)
+        )
+
+
+def test_tie_exactly_at_the_kth_neighbour():
+    # columns 3 and 7 tie exactly (and 9 within ulps) at the 2nd smallest distance among
+    # 100 columns: the lower columns win, whichever one the selection meets first
+    D = np.full((2, 100), 5.0)
+    D[0, [50, 3, 7]] = [1.0, 2.0, 2.0]
+    D[0, 9] = np.nextafter(2.0, 0.0)
+    D[1, [90, 99, 60]] = [0.0, 0.0, 0.0]  # three duplicates of the query, k = 2
+    assert kth_nearest(D, 2).tolist() == [[50, 3], [60, 90]]
+    assert kth_nearest(D, 3).tolist() == [[50, 3, 7], [60, 90, 99]]
+    assert kth_nearest(D, 4).tolist() == [[50, 3, 7, 9], [60, 90, 99, 0]]
+
+
 @settings(max_examples=50)
 @given(seed=st.integers(0, 2**32 - 1), heavy=st.booleans(), sign=st.sampled_from([1, -1, 0]))
 def test_order_and_ranks_survive_ulps(nudge, seed, heavy, sign):
