@@ -256,7 +256,7 @@ def _wide_distances(rng, n_rows: int, n_cols: int, kind: str) -> np.ndarray:
     return D
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(
     seed=st.integers(0, 2**32 - 1),
     n_rows=st.integers(1, 9),
