@@ -145,6 +145,7 @@ def parse_config(raw: dict, source: str = "<config>", base_dir=None) -> RunConfi
     site_run = bool(sites or data["site_column"])
     _check_aggregation(p, values["aggregation"], specs, site_run, sites)
     _check_on_mismatch(p, given, site_run)
+    _check_markers(p, values["markers"], site_run, _has_target(data, sites))
     _check_rest(p, values)
     if p.items:
         raise ConfigError(p.items, path=source)
@@ -158,6 +159,7 @@ def parse_config(raw: dict, source: str = "<config>", base_dir=None) -> RunConfi
         evaluation=Settings.from_section(sections["evaluation"], values["evaluation"]),
         output=Settings(values["output"]),
         run=Settings(values["run"]),
+        markers=Settings(values["markers"]),
         source=source,
         datasets=tuple(Settings(d) for d in datasets),
     )
@@ -395,6 +397,30 @@ def _check_on_mismatch(p, given, site_run: bool) -> None:
                 "applies to a site run ([[sites]] blocks or [data].site_column), whose sites "
                 "may hold different columns; this config ranks whole data sets: remove it",
             )
+
+
+def _check_markers(p, markers: dict, site_run: bool, has_target: bool | None) -> None:
+    """``[markers]``: a class target of one data set, and members that rank classes."""
+    if not markers["enabled"]:
+        return
+    if site_run:
+        p.add("[markers].enabled", "markers are computed on one data set's classes; a site "
+              "run ranks each site apart: set enabled = false")  # fmt: skip
+    if has_target is False:  # None: only loading the data will tell (a .mat file)
+        p.add("[markers].enabled", "markers compare each class with the rest and need a "
+              "class target: set [data].target")  # fmt: skip
+    for name in markers["rankers"] or []:
+        if name == "wilcoxon":
+            continue
+        try:
+            kind = rankers.get_class(name).target_kind
+        except (rankers.UnknownRankerError, rankers.PluginLoadError) as exc:
+            p.add("[markers].rankers", str(exc))
+            continue
+        if kind not in ("classification", "both"):
+            p.add("[markers].rankers", f"{name!r} ranks for a {kind} target; a marker "
+                  "member is fitted to 'class vs rest': name class rankers (t_test, "
+                  "anova_f, ...) or 'wilcoxon'")  # fmt: skip
 
 
 def _check_sites(p, sites: list[dict], data: dict, base_dir: Path) -> list[dict]:

@@ -17,6 +17,7 @@ from aggregation.evaluation.classification import CLASS_METRICS, CLASS_MODELS
 from aggregation.evaluation.error_curves import WEIGHTINGS
 from aggregation.evaluation.topk import METRICS
 from moweights.data import CATEGORICAL, DATASETS, MISSING, SCALES, TRANSFORMS
+from moweights.scverse.markers import DIRECTIONS, TESTS
 
 __all__ = [
     "AGGREGATIONS",
@@ -387,6 +388,27 @@ SCHEMA = Section("", "moweights run configuration: rank features with several ra
               "prediction with a class target, else the top-k error", AUTO),
             K("alpha", Number(0.001, 0.5), "significance level", 0.05),
         )),
+    )),
+    Section("markers", "Marker features per class: every class of a class target against the "
+            "rest of the samples, as scanpy's rank_genes_groups computes them (one test's "
+            "statistic, log fold change, p- and q-values, fraction expressing in and out), "
+            "each class's features ordered by the consensus of the member rankers fitted to "
+            "'this class vs the rest'. Written to markers.csv (one row per class and feature) "
+            "and drawn in the report (a dot plot of each class's top markers). Needs a class "
+            "target; not in a site run.", (
+        K("enabled", BOOLEAN, "compute the markers", False),
+        K("rankers", Array(STRING, min_items=1), "the members ordering each class's features: "
+          "registered class rankers, each fitted to the binary target 'class vs rest', and "
+          "'wilcoxon' (the rank-sum z-score)", ["t_test", "wilcoxon"]),
+        K("aggregate", String(*(m for m in AGGREGATIONS if m != "weighted_mean_rank")),
+          "how the members' orders combine per class", "mean_rank"),
+        K("test", String(*TESTS), "the test whose statistic, p- and q-values markers.csv "
+          "reports: Welch's t or the Wilcoxon rank-sum (scanpy's method)", "t-test"),
+        K("direction", String(*DIRECTIONS), "which features lead a class's order: higher in "
+          "the class than in the rest (scanpy's default), lower, or the most different "
+          "either way", "up"),
+        K("n_top", Integer(1), "markers per class drawn in the report (markers.csv holds "
+          "every feature)", 5),
     )),
     Section("output", "Where and what to write.", (
         K("dir", STRING, "output folder, relative to the working directory", "results"),

@@ -85,6 +85,7 @@ class RunConfig:
     evaluation: Settings
     output: Settings
     run: Settings
+    markers: Settings = field(default_factory=lambda: Settings({"enabled": False}))
     source: str = "<config>"
     datasets: tuple[Settings, ...] = ()
 
@@ -136,7 +137,7 @@ class RunConfig:
         out["rankers"] = [
             {"name": r.name, "label": r.label, "params": _plain(r.params)} for r in self.rankers
         ]
-        for name in ("aggregation", "evaluation", "output", "run"):
+        for name in ("aggregation", "evaluation", "markers", "output", "run"):
             out[name] = getattr(self, name).to_dict()
         return out
 

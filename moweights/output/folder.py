@@ -57,6 +57,9 @@ from moweights.output.files import (
     sigint_ignored,
 )
 
+#: the marker table of a run with [markers]: one row per class and feature
+MARKERS = "markers.csv"
+
 __all__ = [
     "MANIFEST",
     "RunFolder",
@@ -261,10 +264,34 @@ def _summary(
         },
         "identical": identical_rankings(result),
         "features": _features_summary(result, features),
+        "markers": _markers_summary(result),
         "notes": list(result.notes),
         "cache": {"reused": list(result.cached), "computed": list(result.computed)},
         "seconds": round(float(result.seconds), 2),
         "files": files,
+    }
+
+
+def _markers_summary(result) -> dict | None:
+    """Where the marker table is, how it was made, and each class's top markers (as many
+    as ``[markers] n_top``), or None without ``[markers]``."""
+    table = result.markers
+    if table is None:
+        return None
+    settings = result.config.markers
+    n_top = int(settings.get("n_top") or 5)
+    top = {
+        str(group): rows["feature"].head(n_top).tolist()
+        for group, rows in table.groupby("group", observed=True, sort=False)
+    }
+    return {
+        "file": MARKERS,
+        "test": settings.get("test"),
+        "rankers": list(settings.get("rankers") or ()),
+        "aggregate": settings.get("aggregate"),
+        "direction": settings.get("direction"),
+        "n_top": n_top,
+        "top": top,
     }
 
 
@@ -338,6 +365,8 @@ class RunFolder(ResultsFolder):
             tables["aggregated.json"] = _aggregated_json(result.aggregated)
         for measure, matrix in result.similarity.items():
             tables[f"similarity_{measure}.csv"] = matrix.rename_axis(index="ranker")
+        if result.markers is not None:
+            tables[MARKERS] = (result.markers, False)
         if result.site_rankings:
             tables.update(_site_tables(result))
         evaluation = _evaluation(result)
@@ -445,6 +474,12 @@ def summary_text(folder) -> str:
     for group in summary.get("identical") or []:
         lines.append(f"  identical rankings (fitted on all samples): {' = '.join(group)}")
     lines += _features_lines(summary)
+    markers = summary.get("markers")
+    if markers:
+        lines += ["", f"top markers per class ({markers['test']}; {markers['file']}):"]
+        wide = max(len(g) for g in markers["top"]) if markers["top"] else 0
+        for group, features in markers["top"].items():
+            lines.append(f"  {group:<{wide}}  {', '.join(features)}")
     ev = summary["evaluation"]
     head = _class_lines(ev) + _statistics_lines(ev, "classification")
     topk = _topk_lines(ev) + _statistics_lines(ev, "topk")

@@ -259,6 +259,22 @@ def _pareto(folder: Path) -> list[tuple[str, Callable]]:
     return out
 
 
+def _markers(folder: Path):
+    summary = load(folder, "summary.json") or {}
+    info = summary.get("markers")
+    table = load(folder, info["file"]) if info else None
+    if table is None or table.empty:
+        return None
+    from moweights.scverse.plots import plot_markers
+
+    table["group"] = pd.Categorical(
+        table["group"].astype(str), categories=list(info["top"]) or None
+    )
+    direction = {"up": "higher", "down": "lower", "both": "most different"}[info["direction"]]
+    title = f"Top {info['n_top']} markers per class ({direction} in the class than in the rest)"
+    return plot_markers(table, n_top=int(info["n_top"]), title=title)
+
+
 PLOTS: list[tuple[str, Callable, str]] = [
     ("class_curves.png", _class_curves, "Class prediction: a model trained on each ranking's "
      "top k features predicts the held-out classes (cross-validated; every ranking, aggregates "
@@ -274,6 +290,8 @@ PLOTS: list[tuple[str, Callable, str]] = [
     ("clustering.png", _clustering, "k-means on each ranking's top features, scored against "
      "the classes (the rankings fitted on all samples: optimistic for supervised rankers)."),
     ("similarity.png", _similarity, "How alike the rankers' rankings are."),
+    ("markers.png", _markers, "Marker features: each class against the rest; a dot's colour "
+     "is the log2 fold change, its area the fraction of the class expressing the feature."),
     ("generic.png", _generic, "The generic ranking: ordered blocks of features, a boundary "
      "where the rankers agree on the features above it (strictly, or within the tolerance in "
      "the title); names inside a block by mean rank, best first."),

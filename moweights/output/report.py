@@ -160,6 +160,11 @@ def page(folder, images: list[tuple[str, bytes, str]]) -> str:
         "eca_protocol": ev.get("eca_protocol") or ("nested" if ev.get("nested") else "whole_data"),
         "pareto_tables": _pareto_tables(folder),
         "features": _feature_table(folder, summary),
+        "markers": summary.get("markers"),
+        "markers_rows": [
+            {"class": group, "top markers": ", ".join(features)}
+            for group, features in ((summary.get("markers") or {}).get("top") or {}).items()
+        ],
         "name": data.get("name", folder.name),
         "status": summary.get("status", "unknown"),
         "source": summary.get("source", ""),

@@ -390,6 +390,8 @@ def table_problems(
 
 
 def _uses_target(config: RunConfig) -> bool:
+    if config.markers.enabled:
+        return True  # each class against the rest
     from moweights.pipeline.steps import make_ranker, needs_y
 
     ev = config.evaluation
@@ -419,6 +421,8 @@ def _continuous_problems(y, config: RunConfig, where: str) -> list[DataProblem]:
         if rankers.ranker_tags(make_ranker(spec, config, main=False)).target_kind
         == "classification"
     ]
+    if config.markers.enabled:
+        need.append("[markers]")
     if not need:
         return []
     table = rankers.available()
@@ -444,7 +448,17 @@ def _class_problems(y, config: RunConfig, where: str, supervised) -> list[DataPr
     if y is not None and not is_classes(y.dropna()):
         return _continuous_problems(y, config, where)
     if y is None:
-        return []
+        if not config.markers.enabled:
+            return []
+        return [
+            DataProblem(
+                "classes",
+                "[markers] compares each class with the rest, but the data has no target",
+                "set [data] target (a .mat file: its Y matrix), or [markers] enabled = false",
+                True,
+                where,
+            )
+        ]
     counts = pd.Series(np.asarray(y.dropna())).value_counts()
     supervised = _uses_target(config) if supervised is None else supervised
     if not supervised:

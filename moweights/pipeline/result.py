@@ -57,6 +57,10 @@ class RunResult:
     stability : dict of str -> DataFrame
         With ``[stability]``: each ranking's bootstrap rank interval per feature
         (``low``, ``high``), by ranker label and aggregate.
+    markers : DataFrame or None
+        With ``[markers]``: every class against the rest, one row per class and feature
+        (:func:`moweights.scverse.markers.find_markers`; ``group`` categorical in the
+        classes' order).
     status : {"running", "complete", "partial", "failed"}
     notes : list of str
         Steps skipped and why, failed sites, the error that stopped a run.
@@ -81,6 +85,7 @@ class RunResult:
     pareto: dict[str, dict[str, pd.DataFrame]] = field(default_factory=dict)
     significance: dict[str, pd.DataFrame] = field(default_factory=dict)
     stability: dict[str, pd.DataFrame] = field(default_factory=dict)
+    markers: pd.DataFrame | None = None
     status: str = "running"
     notes: list[str] = field(default_factory=list)
     #: steps found in the cache that an earlier run wrote

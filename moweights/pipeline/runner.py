@@ -31,6 +31,7 @@ from moweights.pipeline.cache import StepCache
 from moweights.pipeline.data import prepare_units
 from moweights.pipeline.evaluate import evaluate
 from moweights.pipeline.lock import RunLock
+from moweights.pipeline.markers import markers
 from moweights.pipeline.problems import PREPARED, drop_odd_sites, load_checked
 from moweights.pipeline.progress import Progress
 from moweights.pipeline.result import RunResult
@@ -208,6 +209,7 @@ def _run_locked(
         rank(config, result, cacher, progress, save, n_jobs)
         aggregate(config, result)
         save(force=True)
+        markers(config, result, cacher, progress, save)
         stability(config, result, cacher, progress, save, n_jobs)
         if config.evaluation.enabled:
             evaluate(config, result, cacher, progress, save, n_jobs)
