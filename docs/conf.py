@@ -59,7 +59,7 @@ nitpick_ignore_regex = [
     (
         "py:.*",
         r"(numpy|np|scipy|sp|pandas|pd|sklearn|matplotlib|plt|pymoo|flwr|joblib|dask|"
-        r"tqdm|networkx|pyarrow|baycomp)(\..*)?",
+        r"tqdm|networkx|pyarrow|baycomp|anndata|scanpy)(\..*)?",
     ),
     (
         "py:.*",

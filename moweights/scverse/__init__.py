@@ -6,7 +6,7 @@
   :func:`rank_features` (the whole target: columns ``<key>_<method>_<field>`` in
   ``adata.var``, rankings, aggregates, evaluation and parameters in
   ``adata.uns[key_added]``) and :func:`rank_markers` (per group, stored as
-  :func:`scanpy.tl.rank_genes_groups` stores it, so ``scanpy.get.rank_genes_groups_df``
+  ``scanpy.tl.rank_genes_groups`` stores it, so ``scanpy.get.rank_genes_groups_df``
   reads it); :func:`get_markers` reads the long table back.
 - :mod:`~moweights.scverse.markers`: :func:`find_markers`, one-vs-rest statistics (Welch's t
   or the Wilcoxon rank-sum, log fold changes, p- and q-values, fraction expressing) and a

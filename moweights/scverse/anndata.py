@@ -1,7 +1,7 @@
 """AnnData in and out: rankers on an ``AnnData``, results written back where scanpy puts them.
 
-Conventions (scanpy's, :func:`scanpy.tl.rank_genes_groups` and
-:func:`scanpy.pp.highly_variable_genes`): per-feature results are columns of
+Conventions (scanpy's, ``scanpy.tl.rank_genes_groups`` and
+``scanpy.pp.highly_variable_genes``): per-feature results are columns of
 ``adata.var``; everything else lives under one key of ``adata.uns``, as plain types an
 ``.h5ad`` file holds. ``X``, the layers, ``obs``, ``obsm``, ``varm``, ``obsp`` and the
 other entries of ``uns`` are never changed; with ``copy=True`` the caller's object is not
@@ -394,7 +394,7 @@ def rank_markers(
 
     The computation is :func:`~moweights.scverse.markers.find_markers` (one-vs-rest
     statistics of ``method``, the members' consensus order per group); the result goes
-    to ``adata.uns[key_added]`` in :func:`scanpy.tl.rank_genes_groups`' layout, so
+    to ``adata.uns[key_added]`` in ``scanpy.tl.rank_genes_groups``' layout, so
     ``scanpy.get.rank_genes_groups_df(adata, None, key=key_added)`` reads it. The base of
     the log1p transform is read from ``adata.uns["log1p"]["base"]`` when set (as scanpy).
 

@@ -1,7 +1,7 @@
 """Marker features per group: every class of a class target against the rest of the samples.
 
 What a single-cell user asks first ("which genes mark each cell type?"), computed as
-scanpy's :func:`scanpy.tl.rank_genes_groups` computes it with ``reference="rest"``:
+scanpy's ``scanpy.tl.rank_genes_groups`` computes it with ``reference="rest"``:
 
 - per group, the statistics of one test (``test``): Welch's t (``"t-test"``: means and
   unbiased variances of ``X``, Welch–Satterthwaite degrees of freedom, two-sided p-values
