@@ -206,3 +206,73 @@ def test_a_table_block_groups_equal_rows_and_fails_when_its_source_moves(figures
         encoding="utf-8",
     )
     assert len(figures.disagreements([doc], tmp_path)) == 1
+
+
+#: a verdict of a ranker's "Where it works" note: the structures after each phrase
+_VERDICTS = re.compile(r"it (recovers part of|recovers|fails on) ([a-z_, ]+?)(?=;|\.| \(within)")
+
+
+#: the atlas the "Where it works" notes cite
+ATLAS = REPO / "benchmarks" / "results" / "atlas_grid" / "atlas.csv"
+
+
+def _verdicts_in(text: str) -> dict[str, str]:
+    return {s.strip(): v for v, names in _VERDICTS.findall(text) for s in names.split(",")}
+
+
+def _atlas_verdicts() -> dict[str, dict[str, str]]:
+    """Per ranker, each structure's verdict on the atlas grid by the which-ranker guide's
+    rule: mean precision 0.75 or more recovers, within 0.1 of the random row's fails, else
+    part (every share, width and seed the ranker ran on)."""
+    atlas = pd.read_csv(ATLAS)
+    chance = atlas[atlas["ranker"] == "random"].groupby("structure")["precision"].mean()
+    means = atlas.groupby(["ranker", "structure"])["precision"].mean()
+    out: dict[str, dict[str, str]] = {}
+    for (ranker, structure), precision in means.items():
+        verdict = (
+            "recovers"
+            if precision >= 0.75
+            else "fails on"
+            if precision <= chance[structure] + 0.1
+            else "recovers part of"
+        )
+        out.setdefault(ranker, {})[structure] = verdict
+    return out
+
+
+def test_each_rankers_where_it_works_note_is_the_atlas_verdict():
+    """The verdicts a ranker's docstring states (recovers / part / fails, per structure)
+    are those its committed atlas table gives today, structure by structure, and it names
+    every structure the ranker ran on: a re-run atlas that moves a verdict fails here."""
+    import inspect
+
+    import rankers
+
+    verdicts = _atlas_verdicts()
+    atlas = pd.read_csv(ATLAS)
+    checked = 0
+    for name in rankers.available()["name"]:
+        doc = inspect.getdoc(type(rankers.get(name))) or ""
+        note = re.search(r"\*\*Where it works\.\*\*(.*?)The shares are in", doc, re.S)
+        if note is None:
+            continue
+        text = " ".join(note.group(1).split())
+        assert _verdicts_in(text) == verdicts[name], (name, text)
+        widths = "200 and 2,000 features" if "2,000" in text else "200 features"
+        ran = sorted(atlas.loc[atlas["ranker"] == name, "n_features"].unique())
+        assert widths == ("200 and 2,000 features" if ran == [200, 2000] else "200 features"), (
+            name,
+            ran,
+        )
+        checked += 1
+    assert checked >= 20  # the notes are found (a changed heading would skip them all)
+
+
+def test_a_moved_atlas_verdict_fails_the_docstring_check():
+    verdicts = _atlas_verdicts()
+    text = "it recovers imbalanced, shift; it fails on xor (within 0.1 of chance). "
+    stated = _verdicts_in(text)
+    assert stated == {"imbalanced": "recovers", "shift": "recovers", "xor": "fails on"}
+    assert stated == verdicts["anova_f"]
+    moved = text.replace("imbalanced, shift", "shift; it recovers part of imbalanced")
+    assert _verdicts_in(moved) != verdicts["anova_f"]
