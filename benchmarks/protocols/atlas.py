@@ -23,10 +23,10 @@ logistic regression or RidgeCV on z-scores, ``multisurf``) on the regression str
 of the leaderboards (``mean_rank``, ``borda``, ``kemeny_top32``, ``generic_tol``: of the
 rankers of the structure's kind that finished on that data set) are rows too, and the
 ensemble ``stacked_top3`` (``moweights.ensemble.StackedRanker``, its classification task
-on class structures, the unsupervised one on the others; none on regression) runs as a
-cell; the summary compares them with the best single ranker per structure. A ranker that
-picks features at random recovers the share of informative features on average: the
-``random`` row of every table.
+on class structures, its regression task on the regression structures, the unsupervised
+one on the others) runs as a cell; the summary compares them with the best single ranker
+per structure. A ranker that picks features at random recovers the share of informative
+features on average: the ``random`` row of every table.
 
 Cells run through the benchmark harness (``benchmarks/_protocol.py``): each in its own
 process under a time budget, cached on disk (resumable), ``--n-jobs`` at a time through
@@ -109,7 +109,8 @@ SKIP = ("stacked",)
 #: the rows computed from the members' rankings of a data set (leaderboard.aggregate)
 AGGREGATES = ("mean_rank", "borda", "kemeny_top32", "generic_tol")
 #: the ensemble of the leaderboards (moweights.ensemble.StackedRanker), on structures with
-#: classes (its classification task, supervised pool) and without a target (unsupervised)
+#: classes (its classification task, supervised pool), with a numeric target (its regression
+#: task) and without a target (unsupervised)
 ENSEMBLES = {"stacked_top3": 3, "stacked_auto": "auto"}
 
 
@@ -153,7 +154,13 @@ def compute_cell(payload: dict) -> dict:
     if payload["ranker"] in ENSEMBLES:
         from moweights.ensemble import StackedRanker
 
-        task = "classification" if s["structure"] in SUPERVISED_STRUCTURES else "unsupervised"
+        task = (
+            "classification"
+            if s["structure"] in SUPERVISED_STRUCTURES
+            else "regression"
+            if s["structure"] in REGRESSION_STRUCTURES
+            else "unsupervised"
+        )
         size = ENSEMBLES[payload["ranker"]]
         est = StackedRanker(task=task, n_members=size, random_state=s["seed"])
     else:
@@ -244,8 +251,7 @@ def make_cells(args, grid: dict) -> list[Cell]:
             names += sup
         elif structure in REGRESSION_STRUCTURES:
             names += reg
-        if structure not in REGRESSION_STRUCTURES:  # StackedRanker has no regression task
-            names += [e for e in ENSEMBLES if e in unsup]
+        names += [e for e in ENSEMBLES if e in unsup]
         for share in grid["informative"]:
             for width in grid["n_features"]:
                 for m in grid["n_samples"]:

@@ -21,7 +21,12 @@ import pandas as pd
 
 from moweights.ensemble.members import HIGHER_IS_BETTER, POOLS, choose_members
 from rankers.base import BaseRanker
-from rankers.exceptions import FewSamplesWarning, InvalidInputError, InvalidParameterError
+from rankers.exceptions import (
+    FewSamplesWarning,
+    InvalidInputError,
+    InvalidParameterError,
+    TargetKindWarning,
+)
 from rankers.utils.param_validation import Interval, StrOptions
 
 __all__ = ["StackedRanker"]
@@ -192,6 +197,26 @@ class StackedRanker(BaseRanker):
                     "lower cv or rank with a single ranker"
                 )
 
+    @staticmethod
+    def _warn_members_read_classes(members, y) -> None:
+        """A numeric target whose values repeat (integers such as counts or scores) is read
+        as class labels by the members for both kinds of target: say so, and who."""
+        import rankers
+        from rankers.validation import target_task
+
+        if target_task(y) != "classification":
+            return
+        both = [n for n, est in members if rankers.ranker_tags(est).target_kind == "both"]
+        if both:
+            warnings.warn(
+                f"y holds {np.unique(y).size} distinct values, each repeated like class "
+                f"labels: {', '.join(both)} (for both kinds of target) fit it as classes on "
+                "the inner folds, while the regression ensemble scores them by R²; the "
+                "rankers for a quantity alone (rrelieff) fit it as a number",
+                TargetKindWarning,
+                stacklevel=4,
+            )
+
     def _score(self, X, y, context):
         from sklearn.base import clone
         from sklearn.model_selection import KFold, StratifiedKFold
@@ -206,6 +231,8 @@ class StackedRanker(BaseRanker):
         names = default_feature_names(X.shape[1])
         # the same int seeds the folds and the members (as the leaderboards' seed 0 does)
         self._check_inner_folds(X, y)
+        if self.task == "regression":
+            self._warn_members_read_classes(members, y)
         if self.task == "classification":
             splitter = StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
         else:
@@ -215,6 +242,7 @@ class StackedRanker(BaseRanker):
         # smaller than that (a data set of a handful of samples)
         n_neighbors = min(5, min(len(train) for train, _ in splits))
         inner, outer, failed = {}, {}, {}
+        memo: dict = {}  # members that agree on a top-k subset score it once per fold
         for name, est in members:
             supervised = rankers.ranker_tags(est).requires_y
             folds = []
@@ -234,11 +262,11 @@ class StackedRanker(BaseRanker):
             ks = list(range(1, min(64, X.shape[1]) + 1))
             if self.task == "classification":
                 curve = class_curve(
-                    rankings, X, y, ks=ks, n_neighbors=n_neighbors, return_folds=True
+                    rankings, X, y, ks=ks, n_neighbors=n_neighbors, return_folds=True, memo=memo
                 )
             elif self.task == "regression":
                 curve = regression_curve(
-                    rankings, X, y, ks=ks, n_neighbors=n_neighbors, return_folds=True
+                    rankings, X, y, ks=ks, n_neighbors=n_neighbors, return_folds=True, memo=memo
                 )
             else:
                 curve = topk_curve(rankings, X, ks=[min(16, X.shape[1])], return_folds=True)

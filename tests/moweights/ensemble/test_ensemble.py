@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.model_selection import StratifiedKFold
@@ -204,3 +206,18 @@ def test_a_regression_ensemble_names_a_target_that_is_no_quantity():
         StackedRanker(task="regression", pool=["rrelieff"]).fit(X, np.array(["a", "b"] * 15))
     with pytest.raises(InvalidInputError, match="requires y"):
         StackedRanker(task="regression", pool=["rrelieff"]).fit(X)
+
+
+def test_a_regression_ensemble_says_when_its_members_read_the_target_as_classes():
+    from rankers.exceptions import TargetKindWarning
+
+    X, _ = _quantity(m=60)
+    counts = np.repeat(np.arange(6), 10)  # an integer quantity whose values repeat
+    pool = ["random_forest", "rrelieff"]
+    with pytest.warns(TargetKindWarning, match=r"6 distinct values.*random_forest \(for both"):
+        StackedRanker(task="regression", pool=pool, random_state=0).fit(X, counts)
+    # a continuous target, or a pool of quantity-only rankers: nothing to say
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TargetKindWarning)
+        StackedRanker(task="regression", pool=pool, random_state=0).fit(X, counts + 0.5 * X[:, 0])
+        StackedRanker(task="regression", pool=["rrelieff"], random_state=0).fit(X, counts)
