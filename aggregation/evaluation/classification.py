@@ -23,7 +23,7 @@ from sklearn.linear_model import LogisticRegression
 
 from aggregation._tasks import check_progress, run_in_order
 from aggregation.evaluation._inputs import standardised
-from aggregation.evaluation.folds import curve_frame, orders_per_fold
+from aggregation.evaluation.folds import SubsetMemo, check_memo, curve_frame, orders_per_fold
 from aggregation.evaluation.topk import geometric_grid
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 from rankers.neighbors import nearest_neighbors
@@ -63,9 +63,13 @@ def _model(name: str, seed: int):
 
 
 def _fold_scores(
-    orders, Xtr, Xte, ytr, yte, ks, model, n_neighbors, metric, n_classes, seed
-) -> np.ndarray:
-    """Scores at every k for one fold, averaged over ``orders`` (several for "random")."""
+    orders, Xtr, Xte, ytr, yte, ks, model, n_neighbors, metric, n_classes, seed, memo=None
+) -> tuple[np.ndarray, dict]:
+    """Scores at every k for one fold, averaged over ``orders`` (several for "random"), and
+    the subsets newly scored (for the caller's ``memo``)."""
+    # the seed only matters to the svm and logistic models
+    model_key = (model, n_neighbors) if model == "knn" else (model, seed)
+    known = SubsetMemo(memo, Xtr, Xte, ytr, yte, *model_key, metric, n_classes)
     if model != "svm":
         Xtr, Xte = standardised(Xtr, Xte)
     out = np.zeros(len(ks))
@@ -73,13 +77,18 @@ def _fold_scores(
         for order in orders:
             for i, k in enumerate(ks):
                 top = np.sort(order[:k])  # the same subset scores the same whatever its order
-                Atr, Ate = np.ascontiguousarray(Xtr[:, top]), np.ascontiguousarray(Xte[:, top])
-                if model == "knn":
-                    pred = _knn_predict(Atr, Ate, ytr, n_neighbors, n_classes)
-                else:
-                    pred = clone(_model(model, seed)).fit(Atr, ytr).predict(Ate)
-                out[i] += _score(metric, yte, pred)
-    return out / len(orders)
+                score = known.get(top)
+                if score is None:
+                    Atr = np.ascontiguousarray(Xtr[:, top])
+                    Ate = np.ascontiguousarray(Xte[:, top])
+                    if model == "knn":
+                        pred = _knn_predict(Atr, Ate, ytr, n_neighbors, n_classes)
+                    else:
+                        pred = clone(_model(model, seed)).fit(Atr, ytr).predict(Ate)
+                    score = _score(metric, yte, pred)
+                    known.put(top, score)
+                out[i] += score
+    return out / len(orders), known.new
 
 
 def class_curve(
@@ -98,6 +107,7 @@ def class_curve(
     random_state=None,
     return_folds: bool = False,
     progress: Callable[[int], None] | None = None,
+    memo: dict | None = None,
 ) -> pd.DataFrame:
     """Cross-validated class prediction from the top-k features of a ranking (higher = better).
 
@@ -151,6 +161,10 @@ def class_curve(
         One row per (k, fold) instead of the mean and standard deviation over folds.
     progress : callable, optional
         Called with 1 as each fold finishes.
+    memo : dict, optional
+        Shared by the curves of several rankings on the same data and folds: a top-k
+        subset one of them scored on a fold is not scored again, with the same result
+        (:class:`~aggregation.evaluation.folds.SubsetMemo`).
 
     Returns
     -------
@@ -172,6 +186,7 @@ def class_curve(
     if metric not in CLASS_METRICS:
         raise InvalidParameterError(f"metric must be one of {CLASS_METRICS}; got {metric!r}")
     check_progress(progress)
+    memo = check_memo(memo)
     Xc, names = check_X(X)
     Xc = np.asarray(Xc)
     m, n = Xc.shape
@@ -205,10 +220,15 @@ def class_curve(
             metric,
             n_classes,
             model_seed,
+            memo,
         )
         for f, (tr, te) in enumerate(splits)
     )
-    scores = np.array(run_in_order(jobs, n_jobs=n_jobs, progress=progress))  # (folds, ks)
+    results = run_in_order(jobs, n_jobs=n_jobs, progress=progress)
+    scores = np.array([fold for fold, _ in results])  # (folds, ks)
+    if memo is not None:
+        for _, new in results:
+            memo.update(new)
     frame = curve_frame(scores, ks, metric, return_folds)
     frame.attrs.update(protocol=protocol, model=model, ranking=label)
     return frame

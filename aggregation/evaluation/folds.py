@@ -36,6 +36,8 @@ from rankers.validation import check_seed, check_X, default_feature_names
 
 __all__ = [
     "FoldRankings",
+    "SubsetMemo",
+    "check_memo",
     "combine_folds",
     "curve_frame",
     "cv_splits",
@@ -391,6 +393,55 @@ def orders_per_fold(ranker, params, X, y, names, *, cv, seed, n_random, n_jobs, 
         return splits, per_fold, "random", "random"
     order = feature_order(ranker, names, what="ranker")
     return splits, [[order] for _ in splits], "fixed", getattr(ranker, "method", None)
+
+
+class SubsetMemo:
+    """The score of every feature subset a curve has scored on one fold, by the fold's data.
+
+    The curves of several rankings on the same data and folds (an ensemble scoring its
+    pool: members that agree on their top k features) score many of the same subsets.
+    A curve given a ``memo`` dict reads each subset's score from it when the fold's data,
+    the curve's settings and the subset are all the same, and adds the ones it scored: the
+    key is a digest of the fold's training and test rows and targets, the settings and
+    the subset, so a memo shared by mistake across other data or settings is never read.
+    The scores are the same computation's, bit for bit; only the time changes.
+    """
+
+    def __init__(self, memo: dict | None, *parts: Any):
+        import hashlib
+
+        self.memo = memo
+        self.new: dict[tuple[str, bytes], float] = {}
+        if memo is None:
+            return
+        digest = hashlib.blake2b(digest_size=16)
+        for part in parts:
+            if isinstance(part, np.ndarray):
+                part = np.ascontiguousarray(part)
+                digest.update(f"{part.dtype.str}{part.shape}".encode())
+                digest.update(part.tobytes())
+            else:
+                digest.update(repr(part).encode())
+            digest.update(b"|")
+        self.fold = digest.hexdigest()
+
+    def get(self, subset: np.ndarray) -> float | None:
+        if self.memo is None:
+            return None
+        return self.memo.get((self.fold, np.asarray(subset, dtype=np.int64).tobytes()))
+
+    def put(self, subset: np.ndarray, value: float) -> None:
+        if self.memo is not None:
+            self.new[(self.fold, np.asarray(subset, dtype=np.int64).tobytes())] = value
+
+
+def check_memo(memo: Any) -> dict | None:
+    """``memo`` if it is None or a dict (:class:`SubsetMemo`); else an error naming it."""
+    if memo is None or isinstance(memo, dict):
+        return memo
+    raise InvalidParameterError(
+        f"memo must be None or a dict the curves share; got {type(memo).__name__}"
+    )
 
 
 def curve_frame(scores: np.ndarray, ks, metric: str, return_folds: bool) -> pd.DataFrame:

@@ -20,7 +20,7 @@ from joblib import delayed
 
 from aggregation._tasks import check_progress, run_in_order
 from aggregation.evaluation._inputs import standardised
-from aggregation.evaluation.folds import curve_frame, orders_per_fold
+from aggregation.evaluation.folds import SubsetMemo, check_memo, curve_frame, orders_per_fold
 from aggregation.evaluation.topk import geometric_grid
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 from rankers.neighbors import nearest_neighbors
@@ -43,19 +43,26 @@ def _r2(truth: np.ndarray, pred: np.ndarray, train_mean: float) -> float:
     return 1.0 - sse / sst
 
 
-def _fold_scores(orders, Xtr, Xte, ytr, yte, ks, n_neighbors) -> np.ndarray:
-    """R² at every k for one fold, averaged over ``orders`` (several for "random")."""
+def _fold_scores(orders, Xtr, Xte, ytr, yte, ks, n_neighbors, memo=None):
+    """R² at every k for one fold, averaged over ``orders`` (several for "random"), and the
+    subsets newly scored (for the caller's ``memo``)."""
+    known = SubsetMemo(memo, Xtr, Xte, ytr, yte, "knn", n_neighbors, "r2")
     Xtr, Xte = standardised(Xtr, Xte)
     mean = float(ytr.mean())
     out = np.zeros(len(ks))
     for order in orders:
         for i, k in enumerate(ks):
             top = np.sort(order[:k])  # the same subset scores the same whatever its order
-            Atr, Ate = np.ascontiguousarray(Xtr[:, top]), np.ascontiguousarray(Xte[:, top])
-            # neighbours at equal distance by lower index, on any machine
-            nb = nearest_neighbors(Atr, n_neighbors, queries=Ate, return_distance=False)
-            out[i] += _r2(yte, ytr[nb].mean(axis=1), mean)
-    return out / len(orders)
+            score = known.get(top)
+            if score is None:
+                Atr = np.ascontiguousarray(Xtr[:, top])
+                Ate = np.ascontiguousarray(Xte[:, top])
+                # neighbours at equal distance by lower index, on any machine
+                nb = nearest_neighbors(Atr, n_neighbors, queries=Ate, return_distance=False)
+                score = _r2(yte, ytr[nb].mean(axis=1), mean)
+                known.put(top, score)
+            out[i] += score
+    return out / len(orders), known.new
 
 
 def regression_curve(
@@ -73,6 +80,7 @@ def regression_curve(
     random_state=None,
     return_folds: bool = False,
     progress: Callable[[int], None] | None = None,
+    memo: dict | None = None,
 ) -> pd.DataFrame:
     """Cross-validated kNN regression of a numeric target from the top-k features (higher
     = better).
@@ -108,6 +116,9 @@ def regression_curve(
         One row per (k, fold) instead of the mean and standard deviation over folds.
     progress : callable, optional
         Called with 1 as each fold finishes.
+    memo : dict, optional
+        Shared by the curves of several rankings on the same data and folds, as for
+        :func:`~aggregation.evaluation.class_curve`.
 
     Returns
     -------
@@ -125,10 +136,9 @@ def regression_curve(
     ([2, 4], 'nested')
     """
     if metric not in REGRESSION_METRICS:
-        raise InvalidParameterError(
-            f"metric must be one of {REGRESSION_METRICS}; got {metric!r}"
-        )
+        raise InvalidParameterError(f"metric must be one of {REGRESSION_METRICS}; got {metric!r}")
     check_progress(progress)
+    memo = check_memo(memo)
     Xc, names = check_X(X)
     Xc = np.asarray(Xc)
     m, n = Xc.shape
@@ -148,10 +158,14 @@ def regression_curve(
             f"n_neighbors={n_neighbors} must be in 1..{smallest} (the smallest training fold)"
         )
     jobs = (
-        delayed(_fold_scores)(per_fold[f], Xc[tr], Xc[te], yc[tr], yc[te], ks, n_neighbors)
+        delayed(_fold_scores)(per_fold[f], Xc[tr], Xc[te], yc[tr], yc[te], ks, n_neighbors, memo)
         for f, (tr, te) in enumerate(splits)
     )
-    scores = np.array(run_in_order(jobs, n_jobs=n_jobs, progress=progress))  # (folds, ks)
+    results = run_in_order(jobs, n_jobs=n_jobs, progress=progress)
+    scores = np.array([fold for fold, _ in results])  # (folds, ks)
+    if memo is not None:
+        for _, new in results:
+            memo.update(new)
     frame = curve_frame(scores, ks, metric, return_folds)
     frame.attrs.update(protocol=protocol, model="knn", ranking=label)
     return frame

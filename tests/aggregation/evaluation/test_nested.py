@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.datasets import load_wine
 from sklearn.metrics import balanced_accuracy_score
@@ -155,3 +156,49 @@ def test_fold_rankings_carry_their_folds_into_every_curve():
     )
     with pytest.raises(InvalidParameterError, match="one ranking per fold"):
         FoldRankings(folds.rankings[:2], folds.splits)
+
+
+@pytest.mark.parametrize("curve_name", ["class_curve", "regression_curve"])
+def test_a_shared_memo_gives_every_curve_its_own_scores_and_scores_a_subset_once(curve_name):
+    """Curves of several rankings on the same folds, sharing a memo: each is its curve
+    without the memo, bit for bit (also when its folds run in parallel), and a top-k subset
+    two rankings share is scored once; other data or settings never read another's entry."""
+    from aggregation.evaluation import regression_curve
+
+    X, y = load_wine(return_X_y=True)
+    if curve_name == "regression_curve":
+        y = X[:, 0] + X[:, 6]  # a quantity
+        X = X[:, 1:]
+    curve = class_curve if curve_name == "class_curve" else regression_curve
+    splits = cv_splits(X, y if curve is class_curve else None, cv=3, random_state=0)
+    names = [f"x{i}" for i in range(X.shape[1])]
+    rng = np.random.default_rng(0)
+    base = rng.permutation(X.shape[1])
+    swapped = base.copy()
+    swapped[[0, 1]] = swapped[[1, 0]]  # the same top-k subsets for every k but k = 1
+    folds = {
+        name: FoldRankings([Ranking.from_order([names[i] for i in o], names)] * 3, splits, name)
+        for name, o in (("a", base), ("b", swapped), ("c", rng.permutation(X.shape[1])))
+    }
+    ks = list(range(1, X.shape[1] + 1))
+    memo: dict = {}
+    for name, rankings in folds.items():
+        alone = curve(rankings, X, y, ks=ks, return_folds=True)
+        shared = curve(rankings, X, y, ks=ks, return_folds=True, memo=memo)
+        pd.testing.assert_frame_equal(shared, alone, check_exact=True)
+        parallel = curve(rankings, X, y, ks=ks, return_folds=True, memo=dict(memo), n_jobs=2)
+        pd.testing.assert_frame_equal(parallel, alone, check_exact=True)
+        if name == "a":
+            assert len(memo) == 3 * len(ks)  # every (fold, subset) of the first ranking
+        if name == "b":  # only its k = 1 subsets are new
+            assert len(memo) == 3 * len(ks) + 3
+    # other data (a perturbed X) or another setting never reads those entries
+    before = len(memo)
+    moved = X.copy()
+    moved[0, 0] = np.nextafter(moved[0, 0], np.inf)
+    curve(folds["a"], moved, y, ks=ks, memo=memo)
+    assert len(memo) == before + 3 * len(ks)
+    curve(folds["a"], X, y, ks=ks, n_neighbors=3, memo=memo)
+    assert len(memo) == before + 6 * len(ks)
+    with pytest.raises(InvalidParameterError, match="memo must be None or a dict"):
+        curve(folds["a"], X, y, ks=ks, memo=[])
