@@ -197,7 +197,12 @@ def _why(name, row, structures, width, rows, chance, kind=None) -> str:
     if name in AGGREGATES:
         text = f"the {name} aggregate of every ranker of this kind: " + text
     elif name == ENSEMBLE:
-        text = "the stacking ensemble (ranker 'stacked', moweights.ensemble.StackedRanker): " + text
+        # its rows on the numeric structures are its regression task: a config says so
+        task = ", params = { task = \"regression\" }" if "linear" in structures else ""
+        text = (
+            f"the stacking ensemble (ranker 'stacked'{task}, "
+            "moweights.ensemble.StackedRanker): " + text
+        )
     elif kind is not None:
         text = f"{_KIND_WORDS[kind]}; " + text
     gap = row.get("worst_gap")

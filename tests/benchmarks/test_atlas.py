@@ -76,10 +76,10 @@ def test_aggregates_ensemble_and_regression_rows(tmp_path):
             str(tmp_path / "cache"), "--backend", "inline", "--quiet"]  # fmt: skip
     frame = atlas.main(args)
     rows = frame.set_index(["structure", "ranker"])
-    # regression structures: the regression rankers, no ensemble (it has no regression task)
+    # regression structures: the regression rankers and the ensemble's regression task
     linear = set(frame.loc[frame["structure"] == "linear", "ranker"])
-    assert {"rrelieff", "random_forest", "mean_rank", "random"} <= linear
-    assert "stacked_top3" not in linear and "anova_f" not in linear
+    assert {"rrelieff", "random_forest", "mean_rank", "stacked_top3", "random"} <= linear
+    assert "anova_f" not in linear
     # an aggregate's precision comes from its members' orders: on 3 strong shifted features
     # both members find all three, so does their mean rank
     assert rows.loc[("shift", "anova_f"), "precision"] == 1.0
@@ -89,6 +89,8 @@ def test_aggregates_ensemble_and_regression_rows(tmp_path):
     from moweights.ensemble import POOLS
 
     assert len(members) == 3 and set(members) <= set(POOLS["classification"])
+    members = rows.loc[("linear", "stacked_top3"), "members"].split()
+    assert len(members) == 3 and set(members) <= set(POOLS["regression"])
 
 
 def test_ship_lets_a_later_run_replace_a_shape_and_names_the_ensemble(tmp_path):

@@ -146,6 +146,20 @@ def test_the_shipped_atlas_recommends_the_ensemble_for_classes_where_it_is_safe(
     assert none.loc["stacked", "recovered"] < none.loc["spec", "recovered"]
 
 
+def test_for_a_numeric_target_the_ensemble_is_named_with_its_regression_task():
+    """On the numeric structures the shipped atlas holds the ensemble's regression task:
+    the recommendation names the parameter a config needs for it (the registered default
+    is the classification task), and its worst structure is product, below rrelieff."""
+    y = np.linspace(0.0, 1.0, 200)
+    out = recommend(np.zeros((200, 200)), y, top=None).set_index("ranker")
+    assert 'params = { task = "regression" }' in out.loc["stacked", "why"]
+    assert out.loc["stacked", "worst_gap"] == pytest.approx(
+        out.loc["stacked", "product"] - out.loc["rrelieff", "product"]
+    )
+    classes = recommend(np.zeros((200, 200)), np.repeat([0, 1], 100), top=None)
+    assert "task" not in classes.set_index("ranker").loc["stacked", "why"]
+
+
 def test_the_shipped_atlas_holds_every_built_in_ranker_where_its_kind_applies():
     """Issue 40's atlas holds every registered ranker: the unsupervised ones on every
     structure (they read X only), the class rankers on the class structures, the regression
