@@ -172,8 +172,10 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         # the extremes below say whether every value is finite: no pass of its own
         Xc, names = check_X(X, accepts_sparse=self._accepts_sparse(), finite=False)
         if sp.issparse(Xc) and not Xc.has_canonical_format:
-            # fit's own copy: duplicate entries summed (and indices sorted) before the
-            # sparse statistics read the stored values one by one
+            # duplicate entries summed (and indices sorted) before the sparse statistics
+            # read the stored values one by one, in fit's own copy (check_X's matrix may
+            # share the caller's arrays, read-only)
+            Xc = Xc.copy()
             Xc.sum_duplicates()
         n = Xc.shape[1]
         self.n_features_in_ = n

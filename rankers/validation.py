@@ -171,7 +171,7 @@ def check_X(
     names = feature_names_of(X)
     if sp.issparse(X):
         if accepts_sparse:
-            Xc = sp.csr_matrix(X, dtype=np.float64, copy=True)
+            Xc = _csr_float64(X)
             values = Xc.data
         else:
             warnings.warn(
@@ -402,6 +402,25 @@ def _first_label(arr: np.ndarray):
         except (TypeError, ValueError):
             return value.item() if isinstance(value, np.generic) else value
     return arr[0]
+
+
+def _csr_float64(X):
+    """Sparse ``X`` as the CSR float64 matrix a ranker reads, never written to.
+
+    CSR float64 input shares the caller's arrays through read-only views (no copy of a
+    matrix of 10^8 stored values: a gigabyte and its first-touch cost): a ranker that tried
+    to write into them would fail, not change the caller's matrix. Other formats and
+    dtypes are converted, which makes new arrays anyway."""
+    import scipy.sparse as sp
+
+    if X.format != "csr" or X.dtype != np.float64:
+        return sp.csr_matrix(X, dtype=np.float64, copy=True)
+    views = []
+    for part in (X.data, X.indices, X.indptr):
+        view = part.view()
+        view.flags.writeable = False
+        views.append(view)
+    return sp.csr_matrix(tuple(views), shape=X.shape, copy=False)
 
 
 def _plain(value):

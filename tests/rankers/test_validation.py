@@ -150,3 +150,38 @@ def test_label_like_floats_are_a_quantity_for_both_kinds_and_it_is_said(name):
         assert rankers.get(name).fit(_data(), y.astype(str)).task_ == "classification"
         # a real quantity (every value its own) is fitted as one, silently
         rankers.get(name).fit(_data(), np.random.default_rng(1).random(20))
+
+
+def test_sparse_csr_input_is_read_through_read_only_views_not_copied():
+    """A CSR float64 matrix reaches the rankers without a copy of its stored values (a
+    gigabyte at 10^8 of them), through read-only views: the caller's arrays stay writable
+    and unchanged, and what a ranker scores from the views is what it scores from a copy."""
+    import scipy.sparse as sp
+
+    import rankers
+    from rankers.validation import check_X
+
+    rng = np.random.default_rng(0)
+    X = sp.random(200, 30, density=0.2, format="csr", random_state=0, dtype=np.float64)
+    y = rng.integers(0, 3, 200)
+    before = X.copy()
+    Xc, _ = check_X(X, accepts_sparse=True)
+    assert np.shares_memory(Xc.data, X.data) and np.shares_memory(Xc.indices, X.indices)
+    assert not Xc.data.flags.writeable and X.data.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        Xc.data[0] = 1.0
+    for name in ("t_test", "anova_f", "variance", "fisher_score"):
+        shared = rankers.get(name).fit(X, y if name != "variance" else None).scores_
+        copied = rankers.get(name).fit(X.copy(), y if name != "variance" else None).scores_
+        np.testing.assert_array_equal(shared, copied)
+    assert (before != X).nnz == 0 and X.data.flags.writeable
+    # other dtypes and formats are converted (new arrays), and duplicates summed in a copy
+    for other in (X.astype(np.float32), X.tocsc(), X.tocoo()):
+        Xo, _ = check_X(other, accepts_sparse=True)
+        assert Xo.format == "csr" and Xo.dtype == np.float64
+        assert not np.shares_memory(Xo.data, getattr(other, "data", other.toarray()))
+    dup = sp.csr_matrix((np.array([1.0, 2.0, 3.0]), np.array([0, 0, 1]), np.array([0, 2, 3])),
+                        shape=(2, 2))  # fmt: skip
+    assert not dup.has_canonical_format
+    rankers.get("variance").fit(dup)
+    assert dup.data.tolist() == [1.0, 2.0, 3.0]  # the caller's duplicates stay as given
