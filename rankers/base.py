@@ -25,7 +25,7 @@ from rankers.exceptions import (
 from rankers.memory import memory_errors
 from rankers.preprocessing import scale_by_power_of_two
 from rankers.tags import RankerTags
-from rankers.ties import TIE_RTOL, tie_groups
+from rankers.ties import TIE_RTOL, ranking_order
 from rankers.utils.param_validation import Interval, SklearnInvalidParameterError, StrOptions
 from rankers.validation import (
     check_finite,
@@ -261,10 +261,7 @@ class BaseRanker(SelectorMixin, BaseEstimator):
         # the same on every machine; then informative before constant; then lower index
         # the order _score may have sorted its scores in (tie_groups checks it, then skips
         # its own sort); it is the scores' order only when no feature was set aside
-        order, group = tie_groups(scores, order=None if constant.any() else hint)
-        if constant.any():  # informative before constant inside a group (a stable sort)
-            order = order[np.argsort(2 * group + constant[order], kind="stable")]
-        self.ranking_ = order
+        self.ranking_ = ranking_order(scores, constant, order=hint)
         transform = getattr(self, "_statistic_from_scores", None)
         if transform is not None:
             self.statistic_ = transform(scores)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["column_extremes", "sparse_extremes"]
+__all__ = ["column_extremes", "row_blocks", "sparse_extremes"]
 
 #: bytes of rows per block of the columns' extremes (and sums): in cache for each reduction
 _BLOCK = 1 << 21
@@ -81,3 +81,16 @@ def sparse_extremes(X) -> tuple[np.ndarray, np.ndarray]:
         at(ext, 0.0, out=ext, where=zeros)
         out.append(ext)
     return out[0], out[1]
+
+
+def row_blocks(indptr: np.ndarray, step: int):
+    """``(r0, r1, a, b)``: consecutive blocks of rows of a CSR matrix holding about ``step``
+    stored values each (``indptr[r0] == a``, ``indptr[r1] == b``; at least one row), so a
+    pass over the stored values keeps its temporaries (codes, weights) small."""
+    m = indptr.size - 1
+    r0 = 0
+    while r0 < m:
+        r1 = int(np.searchsorted(indptr, indptr[r0] + step, side="right")) - 1
+        r1 = min(max(r1, r0 + 1), m)
+        yield r0, r1, int(indptr[r0]), int(indptr[r1])
+        r0 = r1

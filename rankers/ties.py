@@ -41,6 +41,7 @@ __all__ = [
     "first_max",
     "kth_nearest",
     "order_desc",
+    "ranking_order",
     "tie_groups",
     "tie_threshold",
     "tied_ranks",
@@ -66,6 +67,29 @@ def tie_threshold(values, rtol: float = TIE_RTOL) -> np.ndarray:
     a = np.asarray(values, dtype=np.float64)
     with np.errstate(invalid="ignore"):
         return np.where(a > 0, a * (1.0 - rtol), np.where(a < 0, a / (1.0 - rtol), 0.0))
+
+
+def ranking_order(scores, constant=None, *, order=None) -> np.ndarray:
+    """A ranker's ``ranking_`` from its ``scores_``: best first, near-equal scores tied
+    (:func:`tie_groups`) and the tied ones by lower index, the informative features
+    before the constant ones inside a group (``constant``: a boolean mask, optional).
+
+    ``order`` is the stable order the scores were already sorted in, when no feature is
+    constant (:func:`tie_groups`' hint). Every ranker's fit orders its scores so, and so
+    does anything that rebuilds a ranker's order from scores it computed another way.
+
+    Examples
+    --------
+    >>> ranking_order([0.5, 2.0, 0.0, 0.0], constant=[False, False, True, False]).tolist()
+    [1, 0, 3, 2]
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    constant = None if constant is None else np.asarray(constant, dtype=bool)
+    has_constant = constant is not None and constant.any()
+    order, group = tie_groups(scores, order=None if has_constant else order)
+    if has_constant:  # informative before constant inside a group (a stable sort)
+        order = order[np.argsort(2 * group + constant[order], kind="stable")]
+    return order
 
 
 def tie_groups(

@@ -37,6 +37,7 @@ from scipy import stats
 from aggregation.combine import METHODS, check_methods
 from aggregation.ranking import GenericRanking, Ranking
 from rankers.exceptions import InvalidInputError, InvalidParameterError
+from rankers.ties import ranking_order
 
 __all__ = [
     "DIRECTIONS",
@@ -131,6 +132,48 @@ def _as_matrix(X: Any) -> tuple[Any, tuple[str, ...] | None]:
     return X, names
 
 
+#: stored values per block of the sparse group sums (their codes and weights stay small)
+_SPARSE_BLOCK = 1 << 20
+
+
+def _sparse_group_moments(X, codes: np.ndarray, n_groups: int, counts: np.ndarray):
+    """Per group and feature of CSR ``X``: the mean, the sum of squares around it and the
+    number of nonzero values, from two passes over the stored values in blocks of rows
+    (each value's group and column one code, weighted counts of the codes: no copy of
+    ``X``, no matrix product). The sums run in the order of the rows, as a product with
+    the groups' indicator matrix sums them."""
+    from rankers.columns import row_blocks
+
+    d = X.shape[1]
+    size = n_groups * d
+    base = codes.astype(np.int64) * d
+    blocks = list(row_blocks(X.indptr, max(_SPARSE_BLOCK, 4 * size)))
+
+    def keys(r0, r1, a, b):
+        key = np.repeat(base[r0:r1], np.diff(X.indptr[r0 : r1 + 1]))
+        key += X.indices[a:b]
+        return key
+
+    sums = np.zeros(size)
+    nnz = np.zeros(size)
+    stored = np.zeros(size)
+    for r0, r1, a, b in blocks:
+        key, data = keys(r0, r1, a, b), X.data[a:b]
+        sums += np.bincount(key, weights=data, minlength=size)
+        nnz += np.bincount(key, weights=(data != 0).astype(np.float64), minlength=size)
+        stored += np.bincount(key, minlength=size)
+    means = sums.reshape(n_groups, d) / counts[:, None]
+    flat = means.ravel()
+    squares = np.zeros(size)
+    for r0, r1, a, b in blocks:
+        key = keys(r0, r1, a, b)
+        dev = X.data[a:b] - flat[key]
+        squares += np.bincount(key, weights=dev * dev, minlength=size)
+    # every implicit zero of a group adds mean² to its sum of squares
+    m2 = squares.reshape(n_groups, d) + (counts[:, None] - stored.reshape(n_groups, d)) * means**2
+    return means, m2, nnz.reshape(n_groups, d)
+
+
 def group_statistics(X: Any, codes: np.ndarray, n_groups: int) -> dict[str, np.ndarray]:
     """Per group and per feature: mean, unbiased variance and nonzero fraction of the
     group's samples and of the rest.
@@ -154,22 +197,10 @@ def group_statistics(X: Any, codes: np.ndarray, n_groups: int) -> dict[str, np.n
     """
     m, d = X.shape
     counts = np.bincount(codes, minlength=n_groups).astype(np.float64)
-    member = sp.csr_matrix((np.ones(m), (codes, np.arange(m))), shape=(n_groups, m))
     if sp.issparse(X):
-        sums = np.asarray((member @ X).todense())
-        means = sums / counts[:, None]
-        rows = np.repeat(codes, np.diff(X.indptr))
-        dev = X.data - means[rows, X.indices]
-
-        def counted(values: np.ndarray) -> np.ndarray:
-            pattern = sp.csr_matrix((values, X.indices, X.indptr), shape=X.shape)
-            return np.asarray((member @ pattern).todense())
-
-        nnz = counted((X.data != 0).astype(np.float64))
-        stored_nnz = counted(np.ones_like(X.data))
-        # every implicit zero of a group adds mean² to its sum of squares
-        m2 = counted(dev * dev) + (counts[:, None] - stored_nnz) * means**2
+        means, m2, nnz = _sparse_group_moments(X.tocsr(), codes, n_groups, counts)
     else:
+        member = sp.csr_matrix((np.ones(m), (codes, np.arange(m))), shape=(n_groups, m))
         means = (member @ X) / counts[:, None]
         m2 = np.zeros((n_groups, d))
         step = max(1, _CHUNK_VALUES // max(m, 1))
@@ -423,6 +454,12 @@ def find_markers(
 
     import rankers as registry
 
+    # t_test's test of every group against the rest from one fit (every group's moments
+    # in one pass), not one fit per group: its class_scores_ are those fits' scores
+    every_group = None
+    if "t_test" in members and not params.get("t_test") and G > 2:
+        every_group = registry.get("t_test").fit(Xm, codes)
+
     blocks = []
     for g, label in enumerate(labels):
         target = (codes == g).astype(np.int64)
@@ -433,8 +470,12 @@ def find_markers(
                 key = {"up": z, "down": -z, "both": np.abs(z)}[direction]
                 member_rankings.append(Ranking(names, key, method=name))
                 continue
-            est = registry.get(name, **params.get(name, {})).fit(Xm, target)
-            order = np.asarray(est.ranking_, dtype=np.intp)
+            if name == "t_test" and every_group is not None:
+                scores = every_group.class_scores_[g]
+                order = ranking_order(scores, every_group.constant_features_)
+            else:
+                est = registry.get(name, **params.get(name, {})).fit(Xm, target)
+                order = np.asarray(est.ranking_, dtype=np.intp)
             member_rankings.append(
                 Ranking(names, _one_sided(order, diff[g], direction), method=name)
             )

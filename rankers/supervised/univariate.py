@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from scipy import special
 
 from rankers.base import BaseRanker
+from rankers.columns import row_blocks
 from rankers.context import Scores
 from rankers.exceptions import InvalidInputError
 from rankers.preprocessing import scale_by_power_of_two
@@ -197,18 +198,6 @@ def _unsafe_exponents(top: np.ndarray) -> np.ndarray | None:
 _SPARSE_BLOCK = 1 << 20
 
 
-def _row_blocks(indptr: np.ndarray, step: int):
-    """``(r0, r1, a, b)``: consecutive blocks of rows of a CSR matrix holding about ``step``
-    stored values each (``indptr[r0] == a``, ``indptr[r1] == b``; at least one row)."""
-    m = indptr.size - 1
-    r0 = 0
-    while r0 < m:
-        r1 = int(np.searchsorted(indptr, indptr[r0] + step, side="right")) - 1
-        r1 = min(max(r1, r0 + 1), m)
-        yield r0, r1, int(indptr[r0]), int(indptr[r1])
-        r0 = r1
-
-
 def _sparse_moments(X, y: np.ndarray, counts: np.ndarray, top: np.ndarray):
     """:func:`_dense_moments` of a CSR matrix from its stored values, every class at once.
 
@@ -229,7 +218,7 @@ def _sparse_moments(X, y: np.ndarray, counts: np.ndarray, top: np.ndarray):
     s2 = np.zeros(size)
     codes_of_rows = y.astype(np.int64) * n
     step = max(_SPARSE_BLOCK, 4 * size)  # each block's counts cost O(size) to add up
-    for r0, r1, a, b in _row_blocks(X.indptr, step):
+    for r0, r1, a, b in row_blocks(X.indptr, step):
         cols = X.indices[a:b]
         key = np.repeat(codes_of_rows[r0:r1], np.diff(X.indptr[r0 : r1 + 1]))
         key += cols
@@ -664,6 +653,12 @@ class TTestRanker(_UnivariateBase):
         constant features.
     df_ : ndarray, shaped like ``t_``
         Welch–Satterthwaite degrees of freedom (NaN for constant features).
+    class_scores_ : ndarray of shape (n_classes, n_features)
+        More than two classes only: each class's own test against the rest, scored as
+        a two-class fit of "that class vs the rest" scores it (``-log10`` of its p-value,
+        before the Bonferroni step; NaN for a class not tested). Its order under
+        :func:`rankers.ties.ranking_order` is that fit's ``ranking_``, up to the tie rule:
+        the markers of every group come from one fit (:func:`moweights.scverse.find_markers`).
     statistic_ : ndarray of shape (n_features,)
         Two classes only: the signed Welch t, the second class minus the first (the
         labels in sorted order, as ``numpy.unique`` gives them: positive where the
@@ -757,6 +752,13 @@ class TTestRanker(_UnivariateBase):
             df = np.array([part[1] for part in parts])
             logs = np.array([part[2] for part in parts])
             log_p = np.minimum(logs.min(axis=0) + np.log(tested.size), 0.0)
+            # each class's own test as a two-class fit of "class vs rest" scores it
+            # (constant features at the lowest, as fit puts them)
+            self.class_scores_ = np.full((n_classes, self.constant_features_.size), np.nan)
+            for row, c in enumerate(tested):
+                own = np.maximum(-logs[row] / np.log(10.0), 0.0)
+                fill = min(float(self._constant_score), float(own.min()))
+                self.class_scores_[c] = self._to_all_features(own, fill)
         if t.ndim == 1:
             self.t_ = self._to_all_features(t, 0.0)
             self.df_ = self._to_all_features(df, np.nan)
@@ -778,3 +780,4 @@ class TTestRanker(_UnivariateBase):
         super()._check_input(X, lo, hi)
         self.t_ = np.zeros(X.shape[1])
         self.df_ = np.full(X.shape[1], np.nan)
+        self.__dict__.pop("class_scores_", None)  # more classes only: none from a refit

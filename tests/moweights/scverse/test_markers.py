@@ -241,3 +241,20 @@ def test_raw_counts_warn_that_the_fold_changes_assume_log1p():
     counts = np.round(np.expm1(X))
     with pytest.warns(UserWarning, match="raw counts"):
         find_markers(counts, y, names, rankers="t_test")
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+def test_t_test_members_of_every_group_come_from_one_fit_with_the_per_group_orders(sparse):
+    """The t_test member's order of each group is the order of a fit of "group vs rest"
+    (the table is the same as with one such fit per group, which params force), and the
+    sparse group statistics are the dense ones up to rounding."""
+    X, y, names = planted(n_per=50, d=30)
+    Xm = sp.csr_matrix(X) if sparse else X
+    one = find_markers(Xm, y, names, rankers=("t_test", "wilcoxon"))
+    per_group = find_markers(Xm, y, names, rankers=("t_test", "wilcoxon"),
+                             params={"t_test": {"k": None}})  # fmt: skip
+    pd.testing.assert_frame_equal(one, per_group, check_exact=True)
+    codes = pd.Categorical(y).codes.astype(np.int64)
+    dense = group_statistics(X, codes, 3)
+    for key, value in group_statistics(sp.csr_matrix(X), codes, 3).items():
+        np.testing.assert_allclose(value, dense[key], rtol=1e-12, atol=1e-15)

@@ -212,3 +212,32 @@ def test_no_two_group_outputs_for_more_classes_even_after_a_two_class_fit(name):
         warnings.simplefilter("ignore")
         est.fit(X3, y3)
     assert not hasattr(est, "statistic_") and not hasattr(est, "log_fold_change_")
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+def test_class_scores_of_a_multiclass_t_test_are_each_class_against_the_rest(sparse):
+    """With more than two classes each row of ``class_scores_`` is what a two-class fit of
+    "that class vs the rest" scores, and under the fit's own ordering rule it gives that
+    fit's ranking_ (the markers of every group come from one fit)."""
+    from rankers.ties import ranking_order
+
+    X, y = _log1p_counts(4)
+    X = X.copy()
+    X[:, 3] = 0.0  # a constant feature: last, as a two-class fit puts it
+    Xs = sp.csr_matrix(X) if sparse else X
+    multi = _fit("t_test", Xs, y)
+    assert multi.class_scores_.shape == (4, X.shape[1])
+    for c in range(4):
+        alone = _fit("t_test", Xs, (y == c).astype(int))
+        # the same numbers up to rounding: column 5 (mean 1e6, spread 1e-2) keeps about ten
+        # digits of its variance whichever way the rest's moments are summed
+        np.testing.assert_allclose(multi.class_scores_[c], alone.scores_, rtol=1e-5, atol=0)
+        others = np.arange(X.shape[1]) != 5
+        np.testing.assert_allclose(
+            multi.class_scores_[c][others], alone.scores_[others], rtol=1e-11, atol=0
+        )
+        order = ranking_order(multi.class_scores_[c], multi.constant_features_)
+        np.testing.assert_array_equal(order, alone.ranking_)
+    # a two-class fit has none (nor keeps one from an earlier fit)
+    multi.fit(Xs, (y == 0).astype(int))
+    assert not hasattr(multi, "class_scores_")
