@@ -174,6 +174,20 @@ def _sparse_group_moments(X, codes: np.ndarray, n_groups: int, counts: np.ndarra
     return means, m2, nnz.reshape(n_groups, d)
 
 
+def _looks_like_counts(values: np.ndarray) -> bool:
+    """Whether every value is a nonnegative integer and some exceed 1 (raw counts), read in
+    blocks that stop at the first non-integer (log1p data stop in the first block) and
+    never copy more than a block (a rounded copy of 10^8 stored values is 800 MB)."""
+    flat = values.reshape(-1)
+    if not flat.size or flat.min() < 0 or flat.max() <= 1:
+        return False
+    for start in range(0, flat.size, _SPARSE_BLOCK):
+        block = flat[start : start + _SPARSE_BLOCK]
+        if not (block == np.round(block)).all():
+            return False
+    return True
+
+
 def group_statistics(X: Any, codes: np.ndarray, n_groups: int) -> dict[str, np.ndarray]:
     """Per group and per feature: mean, unbiased variance and nonzero fraction of the
     group's samples and of the rest.
@@ -428,13 +442,7 @@ def find_markers(
         raise InvalidInputError(f"names must be {d} distinct feature names; got {len(names)}")
     codes, labels = _group_codes(y, m)
     G = len(labels)
-    values = Xm.data if sp.issparse(Xm) else Xm
-    if (
-        values.size
-        and values.min() >= 0
-        and values.max() > 1
-        and (values == np.round(values)).all()
-    ):
+    if _looks_like_counts(Xm.data if sp.issparse(Xm) else Xm):
         warnings.warn(
             "X holds only nonnegative integers, like raw counts: the log fold changes assume "
             "log1p values (normalise each cell and take log1p first, as scanpy expects)",
