@@ -164,7 +164,7 @@ def class_curve(
     memo : dict, optional
         Shared by the curves of several rankings on the same data and folds: a top-k
         subset one of them scored on a fold is not scored again, with the same result
-        (:class:`~aggregation.evaluation.folds.SubsetMemo`).
+        (``aggregation.evaluation.folds.SubsetMemo``).
 
     Returns
     -------

@@ -657,7 +657,7 @@ class TTestRanker(_UnivariateBase):
         More than two classes only: each class's own test against the rest, scored as
         a two-class fit of "that class vs the rest" scores it (``-log10`` of its p-value,
         before the Bonferroni step; NaN for a class not tested). Its order under
-        :func:`rankers.ties.ranking_order` is that fit's ``ranking_``, up to the tie rule:
+        ``rankers.ties.ranking_order`` is that fit's ``ranking_``, up to the tie rule:
         the markers of every group come from one fit (:func:`moweights.scverse.find_markers`).
     statistic_ : ndarray of shape (n_features,)
         Two classes only: the signed Welch t, the second class minus the first (the
