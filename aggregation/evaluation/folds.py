@@ -434,6 +434,15 @@ class SubsetMemo:
         if self.memo is not None:
             self.new[(self.fold, np.asarray(subset, dtype=np.int64).tobytes())] = value
 
+    @staticmethod
+    def gather(results, memo: dict | None) -> np.ndarray:
+        """The (folds, ks) scores of ``(scores, new entries)`` per fold, the folds' new
+        entries added to ``memo`` (folds run in other processes return theirs)."""
+        if memo is not None:
+            for _, new in results:
+                memo.update(new)
+        return np.array([fold for fold, _ in results])
+
 
 def check_memo(memo: Any) -> dict | None:
     """``memo`` if it is None or a dict (:class:`SubsetMemo`); else an error naming it."""

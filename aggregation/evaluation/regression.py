@@ -162,10 +162,7 @@ def regression_curve(
         for f, (tr, te) in enumerate(splits)
     )
     results = run_in_order(jobs, n_jobs=n_jobs, progress=progress)
-    scores = np.array([fold for fold, _ in results])  # (folds, ks)
-    if memo is not None:
-        for _, new in results:
-            memo.update(new)
+    scores = SubsetMemo.gather(results, memo)  # (folds, ks)
     frame = curve_frame(scores, ks, metric, return_folds)
     frame.attrs.update(protocol=protocol, model="knn", ranking=label)
     return frame
