@@ -10,10 +10,16 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["column_extremes", "row_blocks", "sparse_extremes"]
+from rankers.preprocessing import scale_by_power_of_two
+
+__all__ = ["class_sums", "column_extremes", "row_blocks", "sparse_extremes"]
 
 #: bytes of rows per block of the columns' extremes (and sums): in cache for each reduction
 _BLOCK = 1 << 21
+
+#: stored values per block of rows of :func:`class_sums`: its temporaries (codes, squares)
+#: stay near 16 MB whatever the size of ``X``
+_SPARSE_BLOCK = 1 << 20
 
 
 def column_extremes(X, sums: bool = False):
@@ -94,3 +100,59 @@ def row_blocks(indptr: np.ndarray, step: int):
         r1 = min(max(r1, r0 + 1), m)
         yield r0, r1, int(indptr[r0]), int(indptr[r1])
         r0 = r1
+
+
+def class_sums(X, codes: np.ndarray, n_classes: int, *, exponent=None, stored: bool = False):
+    """Every class's sum and sum of squares of every column of CSR ``X``, in one pass over
+    its stored values.
+
+    The pass runs in blocks of rows (:func:`row_blocks`, about a million stored values
+    each): each value's class and column make one code, and weighted counts of the codes
+    give every class's sums at once (``O(nnz + C n)``, no CSC copy, no copy of ``X``; the
+    sums run in the order of the rows).
+
+    Parameters
+    ----------
+    X : CSR matrix of shape (n_samples, n_features)
+    codes : ndarray of int of shape (n_samples,)
+        Class of every row, 0..n_classes-1.
+    n_classes : int
+    exponent : ndarray of int of shape (n_features,), optional
+        Each column is divided by ``2**exponent`` first (exact; see
+        ``scale_by_power_of_two``), for columns whose squares would overflow.
+    stored : bool, default=False
+        Also count every class's stored values and nonzero values per column.
+
+    Returns
+    -------
+    s1, s2 : ndarray of shape (n_classes, n_features)
+    n_stored, n_nonzero : ndarray of shape (n_classes, n_features)
+        Only with ``stored``: the stored values and the nonzero ones among them (they
+        differ by the explicit zeros).
+    """
+    n = X.shape[1]
+    size = n_classes * n
+    s1 = np.zeros(size)
+    s2 = np.zeros(size)
+    count = np.zeros(size, dtype=np.int64) if stored else None
+    zeros = np.zeros(size, dtype=np.int64) if stored else None
+    base = np.asarray(codes, dtype=np.int64) * n
+    step = max(_SPARSE_BLOCK, 4 * size)  # each block's counts cost O(size) to add up
+    for r0, r1, a, b in row_blocks(X.indptr, step):
+        cols = X.indices[a:b]
+        key = np.repeat(base[r0:r1], np.diff(X.indptr[r0 : r1 + 1]))
+        key += cols
+        data = X.data[a:b]
+        if exponent is not None:
+            data = scale_by_power_of_two(data, -exponent[cols])
+        s1 += np.bincount(key, weights=data, minlength=size)
+        s2 += np.bincount(key, weights=data * data, minlength=size)
+        if stored:
+            count += np.bincount(key, minlength=size)
+            explicit = data == 0
+            if explicit.any():
+                zeros += np.bincount(key[explicit], minlength=size)
+    out = (s1.reshape(n_classes, n), s2.reshape(n_classes, n))
+    if stored:
+        out += (count.reshape(n_classes, n), (count - zeros).reshape(n_classes, n))
+    return out

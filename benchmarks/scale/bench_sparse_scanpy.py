@@ -8,7 +8,7 @@ counts, 10 cell types with marker genes) against scanpy:
   (every type against the rest, Welch's t; our ``t_test`` does the same tests, the
   ANOVA F and Fisher score one test of all types), and so are the markers
   (``moweights.scverse.find_markers(X, types, rankers="t_test")``: every type against the
-  rest with fold changes, p, q and fractions in and out, t_test refit per type);
+  rest with fold changes, p, q and fractions in and out, from one multiclass t_test fit);
 * ``variance`` against ``sc.pp.highly_variable_genes(adata)`` (flavor "seurat": per-gene
   means and variances, then dispersions) and against the plain per-gene variance of
   scikit-learn's ``mean_variance_axis`` (C code over CSR);
@@ -180,7 +180,12 @@ def _call(task: str, X, types):
     if task == "markers":
         import warnings
 
+        import rankers
         from moweights.scverse import find_markers
+
+        # the member's module imported here, as the rankers' tasks above import theirs
+        # (rankers.get) and scanpy's tasks at `import scanpy`: a session pays it once
+        rankers.get_class("t_test")
 
         def markers():
             # the call closest to rank_genes_groups(method="t-test"): every type against

@@ -36,6 +36,7 @@ from scipy import stats
 
 from aggregation.combine import METHODS, check_methods
 from aggregation.ranking import GenericRanking, Ranking
+from rankers.columns import class_sums, row_blocks
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 from rankers.ties import ranking_order
 
@@ -127,7 +128,9 @@ def _as_matrix(X: Any) -> tuple[Any, tuple[str, ...] | None]:
         if X.ndim != 2:
             raise InvalidInputError(f"X must be 2-dimensional, got shape {X.shape}")
         data = X
-    if not np.isfinite(data).all():
+    # a finite sum has finite terms (NaN and inf carry through it); a sum that overflows
+    # is checked value by value (no temporary of X's size otherwise)
+    if not np.isfinite(data.sum()) and not np.isfinite(data).all():
         raise InvalidInputError("X holds NaN or infinite values; markers need finite values")
     return X, names
 
@@ -138,12 +141,28 @@ _SPARSE_BLOCK = 1 << 20
 
 def _sparse_group_moments(X, codes: np.ndarray, n_groups: int, counts: np.ndarray):
     """Per group and feature of CSR ``X``: the mean, the sum of squares around it and the
-    number of nonzero values, from two passes over the stored values in blocks of rows
-    (each value's group and column one code, weighted counts of the codes: no copy of
-    ``X``, no matrix product). The sums run in the order of the rows, as a product with
-    the groups' indicator matrix sums them."""
-    from rankers.columns import row_blocks
+    number of nonzero values, from one pass over the stored values
+    (:func:`rankers.columns.class_sums`: no copy of ``X``, no matrix product).
 
+    The sums of squares are ``Σx² - n_g μ_g²``; where that cancels (``n_g μ_g²`` above 100
+    times the result: more than about 1e-13 of it lost, or an overflow) those features are
+    summed again around each group's own mean (:func:`_centred_group_moments`), so no
+    variance loses more than that to the subtraction."""
+    with np.errstate(over="ignore", invalid="ignore"):  # overflows are summed again
+        s1, s2, _, nnz = class_sums(X, codes, n_groups, stored=True)
+        means = s1 / counts[:, None]
+        square_of_sum = s1 * means
+        m2 = np.maximum(s2 - square_of_sum, 0.0)
+        redo = np.flatnonzero(~(square_of_sum <= 100.0 * m2).all(axis=0))
+    if redo.size:
+        means[:, redo], m2[:, redo] = _centred_group_moments(X[:, redo], codes, n_groups, counts)
+    return means, m2, nnz.astype(np.float64)
+
+
+def _centred_group_moments(X, codes: np.ndarray, n_groups: int, counts: np.ndarray):
+    """Per group and feature of CSR ``X``: the mean and the sum of squares around it, in
+    two passes over the stored values in blocks of rows (the sums run in the order of
+    the rows, as a product with the groups' indicator matrix sums them)."""
     d = X.shape[1]
     size = n_groups * d
     base = codes.astype(np.int64) * d
@@ -155,12 +174,10 @@ def _sparse_group_moments(X, codes: np.ndarray, n_groups: int, counts: np.ndarra
         return key
 
     sums = np.zeros(size)
-    nnz = np.zeros(size)
     stored = np.zeros(size)
     for r0, r1, a, b in blocks:
-        key, data = keys(r0, r1, a, b), X.data[a:b]
-        sums += np.bincount(key, weights=data, minlength=size)
-        nnz += np.bincount(key, weights=(data != 0).astype(np.float64), minlength=size)
+        key = keys(r0, r1, a, b)
+        sums += np.bincount(key, weights=X.data[a:b], minlength=size)
         stored += np.bincount(key, minlength=size)
     means = sums.reshape(n_groups, d) / counts[:, None]
     flat = means.ravel()
@@ -169,23 +186,27 @@ def _sparse_group_moments(X, codes: np.ndarray, n_groups: int, counts: np.ndarra
         key = keys(r0, r1, a, b)
         dev = X.data[a:b] - flat[key]
         squares += np.bincount(key, weights=dev * dev, minlength=size)
-    # every implicit zero of a group adds mean² to its sum of squares
-    m2 = squares.reshape(n_groups, d) + (counts[:, None] - stored.reshape(n_groups, d)) * means**2
-    return means, m2, nnz.reshape(n_groups, d)
+    # every implicit zero of a group adds mean² to its sum of squares (none: nothing, also
+    # where mean² overflows)
+    zeros = counts[:, None] - stored.reshape(n_groups, d)
+    with np.errstate(over="ignore"):
+        m2 = squares.reshape(n_groups, d) + np.where(zeros > 0, zeros * means**2, 0.0)
+    return means, m2
 
 
 def _looks_like_counts(values: np.ndarray) -> bool:
     """Whether every value is a nonnegative integer and some exceed 1 (raw counts), read in
-    blocks that stop at the first non-integer (log1p data stop in the first block) and
-    never copy more than a block (a rounded copy of 10^8 stored values is 800 MB)."""
+    blocks that stop at the first non-integer (log1p data stop in the first block, before
+    the extremes are read) and never copy more than a block (a rounded copy of 10^8
+    stored values is 800 MB)."""
     flat = values.reshape(-1)
-    if not flat.size or flat.min() < 0 or flat.max() <= 1:
+    if not flat.size:
         return False
     for start in range(0, flat.size, _SPARSE_BLOCK):
         block = flat[start : start + _SPARSE_BLOCK]
         if not (block == np.round(block)).all():
             return False
-    return True
+    return bool(flat.min() >= 0 and flat.max() > 1)
 
 
 def group_statistics(X: Any, codes: np.ndarray, n_groups: int) -> dict[str, np.ndarray]:

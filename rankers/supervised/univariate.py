@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from scipy import special
 
 from rankers.base import BaseRanker
-from rankers.columns import row_blocks
+from rankers.columns import class_sums
 from rankers.context import Scores
 from rankers.exceptions import InvalidInputError
 from rankers.preprocessing import scale_by_power_of_two
@@ -193,42 +193,21 @@ def _unsafe_exponents(top: np.ndarray) -> np.ndarray | None:
     return exponent
 
 
-#: stored values per block of rows of the sparse moments: their temporaries (codes,
-#: squares) stay near 16 MB whatever the size of ``X``
-_SPARSE_BLOCK = 1 << 20
-
-
 def _sparse_moments(X, y: np.ndarray, counts: np.ndarray, top: np.ndarray):
     """:func:`_dense_moments` of a CSR matrix from its stored values, every class at once.
 
-    One pass over the stored values, in blocks of rows (:data:`_SPARSE_BLOCK`): each
-    value's class and column make one code, and two weighted counts of the codes give
-    every class's sum and sum of squares of every column (O(nnz + C n), no CSC copy, no
-    copy of ``X``). The sums of squares around the class means follow as
-    ``Σx² - n_c μ_c²``; where that cancels (``n_c μ_c²`` above 100 times the result,
-    i.e. more than about 1e-13 of it lost) those columns are summed again around each
-    class's own mean (:func:`_sparse_moments_centred`), so the numbers are those of the
-    two-pass computation.
+    One pass over the stored values (:func:`rankers.columns.class_sums`: weighted counts
+    of each value's class-and-column code, O(nnz + C n), no CSC copy, no copy of ``X``)
+    gives every class's sum and sum of squares of every column. The sums of squares
+    around the class means follow as ``Σx² - n_c μ_c²``; where that cancels
+    (``n_c μ_c²`` above 100 times the result, i.e. more than about 1e-13 of it lost) those
+    columns are summed again around each class's own mean
+    (:func:`_sparse_moments_centred`), so the numbers are those of the two-pass
+    computation.
     """
-    n = X.shape[1]
     n_classes = counts.size
     exponent = _unsafe_exponents(top)
-    size = n_classes * n
-    s1 = np.zeros(size)
-    s2 = np.zeros(size)
-    codes_of_rows = y.astype(np.int64) * n
-    step = max(_SPARSE_BLOCK, 4 * size)  # each block's counts cost O(size) to add up
-    for r0, r1, a, b in row_blocks(X.indptr, step):
-        cols = X.indices[a:b]
-        key = np.repeat(codes_of_rows[r0:r1], np.diff(X.indptr[r0 : r1 + 1]))
-        key += cols
-        data = X.data[a:b]
-        if exponent is not None:
-            data = scale_by_power_of_two(data, -exponent[cols])
-        s1 += np.bincount(key, weights=data, minlength=size)
-        s2 += np.bincount(key, weights=data * data, minlength=size)
-    s1 = s1.reshape(n_classes, n)
-    s2 = s2.reshape(n_classes, n)
+    s1, s2 = class_sums(X, y, n_classes, exponent=exponent)
     means = s1 / np.maximum(counts, 1.0)[:, None]
     square_of_sum = s1 * means  # n_c mu_c^2
     per_class = np.maximum(s2 - square_of_sum, 0.0)

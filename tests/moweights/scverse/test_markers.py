@@ -163,6 +163,42 @@ def test_group_statistics_equal_numpy_per_group_dense_and_sparse():
             np.testing.assert_allclose(st["pts_rest"][g], (X[~inside] != 0).mean(axis=0))
 
 
+def test_sparse_group_statistics_in_one_pass_hold_where_the_sums_cancel(monkeypatch):
+    # blocks of 97 stored values (many blocks of rows); column 0 far from 0 with a tiny
+    # spread (Σx² - n μ² cancels: summed again around the means), column 1 with explicit
+    # zeros stored (not counted as expressing), column 2 near 1e200 (squares overflow)
+    from rankers import columns
+
+    monkeypatch.setattr(columns, "_SPARSE_BLOCK", 97)
+    X, y, _ = planted()
+    rng = np.random.default_rng(1)
+    X[:, 0] = 1e6 + rng.normal(0.0, 1e-3, len(y))
+    X[:, 2] = 1e200 * (1.0 + rng.random(len(y)))
+    codes = pd.Categorical(y).codes.astype(np.intp)
+    coo = sp.coo_matrix(X)
+    explicit = np.flatnonzero(X[:, 1] == 0)[:5]
+    Xs = sp.csr_matrix(
+        (
+            np.r_[coo.data, np.zeros(explicit.size)],
+            (np.r_[coo.row, explicit], np.r_[coo.col, np.ones(explicit.size, dtype=int)]),
+        ),
+        shape=X.shape,
+    )
+    assert Xs.nnz == np.count_nonzero(X) + explicit.size
+    with np.errstate(over="ignore", invalid="ignore"):  # column 2's squares
+        st = group_statistics(Xs, codes, 3)
+        dense = group_statistics(X, codes, 3)
+    for key in ("means", "means_rest"):
+        np.testing.assert_allclose(st[key], dense[key], rtol=1e-13)
+    for key in ("vars", "vars_rest"):
+        np.testing.assert_allclose(st[key], dense[key], rtol=1e-9)
+    ref = np.array([X[codes == g][:, :2].var(axis=0, ddof=1) for g in range(3)])
+    np.testing.assert_allclose(st["vars"][:, :2], ref, rtol=1e-9)
+    assert np.isposinf(st["vars"][:, 2]).all()
+    for key in ("pts", "pts_rest"):
+        np.testing.assert_array_equal(st[key], dense[key])
+
+
 def test_n_top_keeps_the_best_of_each_group_and_the_input_is_untouched():
     X, y, names = planted()
     Xs = sp.csr_matrix(X)

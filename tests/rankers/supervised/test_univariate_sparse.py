@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from scipy import stats
 
 import rankers
+from rankers import columns
 from rankers.columns import sparse_extremes
 from rankers.supervised import univariate
 
@@ -38,7 +39,7 @@ def _log1p_counts(n_classes, m=300, n=40, seed=0):
 @pytest.mark.parametrize("name", CLASS_TESTS)
 def test_sparse_counts_give_the_dense_numbers_in_blocks_of_rows(name, n_classes, monkeypatch):
     # blocks of 257 stored values: the one pass over them runs in many blocks of rows
-    monkeypatch.setattr(univariate, "_SPARSE_BLOCK", 257)
+    monkeypatch.setattr(columns, "_SPARSE_BLOCK", 257)
     X, y = _log1p_counts(n_classes)
     if n_classes > 2:  # a column with a huge offset is ill-conditioned for one-vs-rest t
         X[:, 5] -= 1e6 - 1.0
