@@ -72,18 +72,24 @@ class Cluster:
 
     def cpu_seconds(self) -> float:
         """User + system CPU of the cluster's processes and their children so far."""
+        return sum(self.cpu_by_role().values())
+
+    def cpu_by_role(self) -> dict[str, float]:
+        """:meth:`cpu_seconds` of the scheduler, of the nannies (``dask worker``'s own
+        process) and of the worker processes they start."""
         import psutil
 
-        total = 0.0
-        for proc in self.procs:
+        roles = {"scheduler": 0.0, "nannies": 0.0, "workers": 0.0}
+        for i, proc in enumerate(self.procs):
             try:
                 root = psutil.Process(proc.pid)
-                for p in [root, *root.children(recursive=True)]:
+                for depth, p in ((0, root), *((1, c) for c in root.children(recursive=True))):
                     times = p.cpu_times()
-                    total += times.user + times.system
+                    role = "scheduler" if i == 0 else ("nannies" if depth == 0 else "workers")
+                    roles[role] += times.user + times.system
             except psutil.NoSuchProcess:
                 pass
-        return total
+        return roles
 
     def stop(self) -> None:
         for proc in self.procs:
@@ -113,14 +119,20 @@ def _dask_run(cluster: Cluster, config: Path, out: Path, env: dict) -> dict:
     extra = ["--set", 'run.backend="dask"', "--set", f'run.scheduler="{cluster.address}"']
     with Client(cluster.address, timeout=600) as client:
         client.get_task_stream(start=0, stop=0)  # the task stream plugin is on
-        cpu0, start = cluster.cpu_seconds(), time.time()
+        roles0, start = cluster.cpu_by_role(), time.time()
         row = _run(config, out, extra, env)
-        row["cluster_cpu_s"] = cluster.cpu_seconds() - cpu0
+        roles = cluster.cpu_by_role()
+        row["cluster_cpu_s"] = sum(roles.values()) - sum(roles0.values())
+        for role, cpu in roles.items():
+            row[f"{role}_cpu_s"] = cpu - roles0[role]
         stream = client.get_task_stream(start=start)
-    spent = np.array([
-        sum(s["stop"] - s["start"] for s in r["startstops"] if s["action"] == "compute")
-        for r in stream
-    ])  # fmt: skip
+
+    def seconds(r, action):
+        return sum(s["stop"] - s["start"] for s in r["startstops"] if s["action"] == action)
+
+    spent = np.array([seconds(r, "compute") for r in stream])
+    row["task_compute_s"] = float(spent.sum())
+    row["task_transfer_s"] = float(sum(seconds(r, "transfer") for r in stream))
     row["tasks"] = len(spent)
     row["tasks < 50 ms"] = int((spent < 0.05).sum())
     row["median task ms"] = float(np.median(spent) * 1000) if spent.size else float("nan")
@@ -157,8 +169,17 @@ def main(argv=None) -> None:
         help="run the code of this checkout (e.g. a git worktree of an older commit) "
         "instead of the installed one, in the client and the cluster (PYTHONPATH)",
     )
+    parser.add_argument(
+        "--cluster-env",
+        nargs="*",
+        default=[],
+        metavar="NAME=VALUE",
+        help="environment of the cluster's processes only, e.g. Dask settings such as "
+        "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False (the workers' sampling profiler)",
+    )
     args = parser.parse_args(argv)
     env = {"PYTHONPATH": str(args.tree.resolve())} if args.tree else {}
+    cluster_env = {**env, **dict(item.split("=", 1) for item in args.cluster_env)}
 
     load = ", ".join(f"{v:.2f}" for v in os.getloadavg())
     config = args.config.resolve()
@@ -176,7 +197,7 @@ def main(argv=None) -> None:
     ]
     print("\n".join(header), flush=True)
     rows = []
-    cluster = None if args.fresh else Cluster(env=env)
+    cluster = None if args.fresh else Cluster(env=cluster_env)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for r in range(args.repeat):
@@ -185,7 +206,7 @@ def main(argv=None) -> None:
                     if backend == "loky":
                         row = _run(args.config, out, [], env)
                     else:
-                        fresh = Cluster(env=env) if args.fresh else None
+                        fresh = Cluster(env=cluster_env) if args.fresh else None
                         try:
                             row = _dask_run(fresh or cluster, args.config, out, env)
                         finally:
@@ -200,6 +221,18 @@ def main(argv=None) -> None:
                 for r in range(args.repeat)
                 for name in FILES
             )
+            # the cluster's own cost: its CPU while idle for as long as a dask run lasts
+            walls = [row["wall_s"] for row in rows if row["backend"] == "dask"]
+            idle_cluster = cluster or Cluster(env=cluster_env)
+            try:
+                time.sleep(5.0)  # past the start-up (and the last run's clean-up)
+                roles0 = idle_cluster.cpu_by_role()
+                time.sleep(float(np.median(walls)))
+                roles = idle_cluster.cpu_by_role()
+            finally:
+                if idle_cluster is not cluster:
+                    idle_cluster.stop()
+            idle = {role: roles[role] - roles0[role] for role in roles}
     finally:
         if cluster is not None:
             cluster.stop()
@@ -219,6 +252,34 @@ def main(argv=None) -> None:
         row["cpu / loky"] = (row["client_cpu_s"] + row["cluster_cpu_s"]) / summary[0][
             "client_cpu_s"
         ]
+    dask_rows = [row for row in rows if row["backend"] == "dask"]
+    loky_cpu = summary[0]["client_cpu_s"]
+    parts = {
+        "client (the moweights process)": "client_cpu_s",
+        "scheduler": "scheduler_cpu_s",
+        "nannies": "nannies_cpu_s",
+        "workers": "workers_cpu_s",
+        "workers' task compute (task stream, wall)": "task_compute_s",
+        "workers' transfers (task stream, wall)": "task_transfer_s",
+    }
+    breakdown = []
+    for label, key in parts.items():
+        median = float(np.median([row[key] for row in dask_rows]))
+        role = key.removesuffix("_cpu_s")
+        breakdown.append({
+            "part": label,
+            "dask run s (median)": median,
+            "idle cluster s": idle[role] if role in idle else float("nan"),
+        })  # fmt: skip
+    idle_total = sum(idle.values())
+    dask_cpu = summary[1]["client_cpu_s"] + summary[1]["cluster_cpu_s"]
+    net = {
+        "loky CPU s": loky_cpu,
+        "dask CPU s": dask_cpu,
+        "idle cluster CPU s (same wall)": idle_total,
+        "cpu / loky": dask_cpu / loky_cpu,
+        "cpu / loky, net of the idle cluster": (dask_cpu - idle_total) / loky_cpu,
+    }
     load = ", ".join(f"{v:.2f}" for v in os.getloadavg())
     text = "\n".join(header) + "\n".join([
         "## Runs",
@@ -229,6 +290,18 @@ def main(argv=None) -> None:
         "## Medians",
         "",
         _table(summary, list(summary[0])),
+        "",
+        "## Where the CPU goes",
+        "",
+        "Medians of the dask runs, and what the same cluster spent idle over the median "
+        "dask run's wall (heartbeats, the workers' sampling profiler, system monitors); "
+        "the task stream's times are wall seconds of single-thread workers.",
+        "",
+        _table(breakdown, list(breakdown[0])),
+        "",
+        _table([net], list(net)),
+        "",
+        f"Cluster environment: {' '.join(args.cluster_env) or 'Dask defaults'}",
         "",
         f"Same bytes ({', '.join(FILES)}): {same}",
         "",

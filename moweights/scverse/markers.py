@@ -147,16 +147,17 @@ def _sparse_group_moments(X, codes: np.ndarray, n_groups: int, counts: np.ndarra
     The sums of squares are ``Σx² - n_g μ_g²``; where that cancels (``n_g μ_g²`` above 100
     times the result: more than about 1e-13 of it lost, or an overflow) those features are
     summed again around each group's own mean (:func:`_centred_group_moments`), so no
-    variance loses more than that to the subtraction."""
+    variance loses more than that to the subtraction. Also every feature's number of
+    stored values and their sum."""
     with np.errstate(over="ignore", invalid="ignore"):  # overflows are summed again
-        s1, s2, _, nnz = class_sums(X, codes, n_groups, stored=True)
+        s1, s2, stored, nnz = class_sums(X, codes, n_groups, stored=True)
         means = s1 / counts[:, None]
         square_of_sum = s1 * means
         m2 = np.maximum(s2 - square_of_sum, 0.0)
         redo = np.flatnonzero(~(square_of_sum <= 100.0 * m2).all(axis=0))
     if redo.size:
         means[:, redo], m2[:, redo] = _centred_group_moments(X[:, redo], codes, n_groups, counts)
-    return means, m2, nnz.astype(np.float64)
+    return means, m2, nnz.astype(np.float64), stored.sum(axis=0), s1.sum(axis=0)
 
 
 def _centred_group_moments(X, codes: np.ndarray, n_groups: int, counts: np.ndarray):
@@ -230,19 +231,32 @@ def group_statistics(X: Any, codes: np.ndarray, n_groups: int) -> dict[str, np.n
         ``counts`` (n_groups,), and ``means``, ``vars``, ``pts``, ``means_rest``,
         ``vars_rest``, ``pts_rest``, each of shape (n_groups, n_features).
     """
+    return _summaries(*_group_moments(X, codes, n_groups)[:4])
+
+
+def _group_moments(X: Any, codes: np.ndarray, n_groups: int):
+    """Per group: counts, and per feature the means, sums of squares around them and
+    nonzero counts; for sparse ``X`` also every feature's stored values and their sum
+    (None for dense ``X``)."""
     m, d = X.shape
     counts = np.bincount(codes, minlength=n_groups).astype(np.float64)
     if sp.issparse(X):
-        means, m2, nnz = _sparse_group_moments(X.tocsr(), codes, n_groups, counts)
-    else:
-        member = sp.csr_matrix((np.ones(m), (codes, np.arange(m))), shape=(n_groups, m))
-        means = (member @ X) / counts[:, None]
-        m2 = np.zeros((n_groups, d))
-        step = max(1, _CHUNK_VALUES // max(m, 1))
-        for lo in range(0, d, step):
-            dev = X[:, lo : lo + step] - means[codes, lo : lo + step]
-            m2[:, lo : lo + step] = member @ (dev * dev)
-        nnz = member @ (X != 0).astype(np.float64)
+        means, m2, nnz, stored, total = _sparse_group_moments(X.tocsr(), codes, n_groups, counts)
+        return counts, means, m2, nnz, stored, total
+    member = sp.csr_matrix((np.ones(m), (codes, np.arange(m))), shape=(n_groups, m))
+    means = (member @ X) / counts[:, None]
+    m2 = np.zeros((n_groups, d))
+    step = max(1, _CHUNK_VALUES // max(m, 1))
+    for lo in range(0, d, step):
+        dev = X[:, lo : lo + step] - means[codes, lo : lo + step]
+        m2[:, lo : lo + step] = member @ (dev * dev)
+    nnz = member @ (X != 0).astype(np.float64)
+    return counts, means, m2, nnz, None, None
+
+
+def _summaries(counts: np.ndarray, means: np.ndarray, m2: np.ndarray, nnz: np.ndarray):
+    """:func:`group_statistics` from the groups' moments."""
+    n_groups = counts.size
     total = counts.sum()
     n_rest = total - counts
     means_rest = (counts @ means - counts[:, None] * means) / n_rest[:, None]
@@ -260,6 +274,46 @@ def group_statistics(X: Any, codes: np.ndarray, n_groups: int) -> dict[str, np.n
         "vars_rest": m2_rest / (n_rest[:, None] - 1.0),
         "pts_rest": (nnz.sum(axis=0) - nnz) / n_rest[:, None],
     }
+
+
+def _t_test_class_scores(X: Any, moments: tuple) -> tuple[np.ndarray, np.ndarray] | None:
+    """``class_scores_`` and ``constant_features_`` of a ``t_test`` fit on sparse ``X`` and
+    more than two groups, from the groups' moments (:func:`_group_moments`) instead of a
+    pass of the fit's own; None where the fit's own rules need that pass.
+
+    The fit sets aside a feature whose range is within the tie tolerance of its largest
+    absolute value; for nonnegative values with an implicit zero in every feature that is
+    a feature with no nonzero value, read from the counts. Its moments are those of one
+    pass over the stored values, ``Σx² - n μ²`` summed again where that cancels, as
+    here; the sums may differ in their last bits (the fit sums the blocks of rows of the
+    informative features only), which the order's tie rule absorbs. Needs the values in
+    1e-100..1e100 (the fit rescales columns outside it), none negative, and an implicit
+    zero in every feature (else its extremes are the fit's to read).
+    """
+    from rankers.supervised.univariate import one_vs_rest_welch
+
+    counts, means, m2, nnz, stored, total = moments
+    data = X.data
+    if stored is None or counts.size < 3 or (stored >= X.shape[0]).any():
+        return None
+    if data.size and not (data.min() >= 0.0 and data.max() <= 1e100):
+        return None
+    constant = nnz.sum(axis=0) == 0
+    informative = np.flatnonzero(~constant)
+    # a feature's largest value is at least the mean of its stored values
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if not (total[informative] / stored[informative] >= 1e-100).all():
+            return None
+    scores = np.zeros((counts.size, constant.size))
+    if informative.size:
+        parts = one_vs_rest_welch(
+            counts, means[:, informative], m2[:, informative], np.arange(counts.size)
+        )
+        for g, (_, _, log_p) in enumerate(parts):
+            own = np.maximum(-log_p / np.log(10.0), 0.0)
+            scores[g, informative] = own
+            scores[g, constant] = min(0.0, float(own.min()))
+    return scores, constant
 
 
 def _welch(st: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -473,7 +527,8 @@ def find_markers(
     if n_top is not None and not 1 <= int(n_top) <= d:
         raise InvalidParameterError(f"n_top must be in 1..{d}; got {n_top!r}")
 
-    st = group_statistics(Xm, codes, G)
+    moments = _group_moments(Xm, codes, G)
+    st = _summaries(*moments[:4])
     ranksum = None
     if test == "wilcoxon" or _RANKSUM in members:
         ranksum = _ranksum(Xm, codes, G, tie_correct)
@@ -483,11 +538,15 @@ def find_markers(
 
     import rankers as registry
 
-    # t_test's test of every group against the rest from one fit (every group's moments
-    # in one pass), not one fit per group: its class_scores_ are those fits' scores
+    # t_test's test of every group against the rest as one multiclass fit tests them (its
+    # class_scores_ are the per-group fits' scores): from the group moments above where
+    # they are the fit's, else from one fit (every group's moments in one pass)
     every_group = None
     if "t_test" in members and not params.get("t_test") and G > 2:
-        every_group = registry.get("t_test").fit(Xm, codes)
+        every_group = _t_test_class_scores(Xm, moments) if sp.issparse(Xm) else None
+        if every_group is None:
+            fit = registry.get("t_test").fit(Xm, codes)
+            every_group = fit.class_scores_, fit.constant_features_
 
     blocks = []
     for g, label in enumerate(labels):
@@ -500,8 +559,7 @@ def find_markers(
                 member_rankings.append(Ranking(names, key, method=name))
                 continue
             if name == "t_test" and every_group is not None:
-                scores = every_group.class_scores_[g]
-                order = ranking_order(scores, every_group.constant_features_)
+                order = ranking_order(every_group[0][g], every_group[1])
             else:
                 est = registry.get(name, **params.get(name, {})).fit(Xm, target)
                 order = np.asarray(est.ranking_, dtype=np.intp)
@@ -569,7 +627,8 @@ def rank_positions(ranking: Ranking | GenericRanking, names: Sequence[str]) -> n
     """
     names = tuple(names)
     if isinstance(ranking, Ranking):
-        ranking = ranking.reindex(names)
+        if ranking.names != names:  # the same order of names (each group's): no reindex
+            ranking = ranking.reindex(names)
         pos = np.empty(len(names), dtype=np.intp)
         pos[ranking.order_idx] = np.arange(len(names))
         return pos

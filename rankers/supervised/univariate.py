@@ -31,6 +31,7 @@ __all__ = [
     "TTestRanker",
     "benjamini_hochberg",
     "f_statistic",
+    "one_vs_rest_welch",
 ]
 
 
@@ -546,17 +547,54 @@ class FisherScoreRanker(_UnivariateBase):
         return Scores(S, order)
 
 
+def one_vs_rest_welch(
+    counts: np.ndarray, means: np.ndarray, per_class: np.ndarray, classes: np.ndarray
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Welch's t of each of ``classes`` against the other classes, from every class's
+    moments, as :class:`TTestRanker` tests them on more than two classes.
+
+    The rest's moments are combined from the other classes' exactly (Chan, Golub &
+    LeVeque): no pass over the data per class.
+
+    Parameters
+    ----------
+    counts : ndarray of shape (n_classes,)
+        Samples per class.
+    means, per_class : ndarray of shape (n_classes, n_features)
+        Every class's means and sums of squares around them.
+    classes : ndarray of int
+        The classes to test, each with two samples or more and two or more outside it.
+
+    Returns
+    -------
+    list of (t, df, log_p)
+        Per tested class: the statistic (the class minus the rest), its Welch-Satterthwaite
+        degrees of freedom and the log of the two-sided p-value (finite where the p-value
+        underflows); ``TTestRanker.class_scores_`` is ``max(-log_p / log(10), 0)``.
+    """
+    m = int(counts.sum())
+    return [
+        _welch_of_moments(_combine(*_one_vs_rest(counts, means, per_class, c), m), m)
+        for c in classes
+    ]
+
+
 def _welch(X, y: np.ndarray, top=None, moments=None):
     """Welch's t (class 1 minus class 0), its degrees of freedom and the log of the
     two-sided p-value, per column; ``y`` holds 0/1 with at least two of each
     (``moments``: :func:`_class_moments` of ``X`` and ``y``, when the caller has them)."""
     if moments is None:
         moments = _class_moments(X, y, top)
+    return _welch_of_moments(moments, X.shape[0])
+
+
+def _welch_of_moments(moments, m: int):
+    """:func:`_welch` from :func:`_class_moments`' results on ``m`` samples."""
     counts, means, within, per_class, between = moments
     total = within + between
     var = per_class / (counts[:, None] - 1.0)
     # class variances below the tie tolerance of the feature's spread are rounding
-    var = np.maximum(var, TIE_RTOL * total / (X.shape[0] - 1.0))
+    var = np.maximum(var, TIE_RTOL * total / (m - 1.0))
     se2 = var[0] / counts[0] + var[1] / counts[1]
     t = (means[1] - means[0]) / np.sqrt(se2)
     df = se2**2 / (
@@ -719,12 +757,7 @@ class TTestRanker(_UnivariateBase):
                 # every class's moments in one pass over the stored values; each class
                 # against the rest combined from them (no pass per class)
                 every, means, _, per_class, _ = self._moments(X, y, context)
-                parts = [
-                    _welch(
-                        X, y, moments=_combine(*_one_vs_rest(every, means, per_class, c), y.size)
-                    )
-                    for c in tested
-                ]
+                parts = one_vs_rest_welch(every, means, per_class, tested)
             else:
                 parts = [_welch(X, (y == c).astype(np.intp), context.top) for c in tested]
             t = np.array([part[0] for part in parts])

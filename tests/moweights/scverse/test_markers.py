@@ -294,3 +294,43 @@ def test_t_test_members_of_every_group_come_from_one_fit_with_the_per_group_orde
     dense = group_statistics(X, codes, 3)
     for key, value in group_statistics(sp.csr_matrix(X), codes, 3).items():
         np.testing.assert_allclose(value, dense[key], rtol=1e-12, atol=1e-15)
+
+
+def test_the_shared_t_test_scores_are_a_fits_and_fall_back_where_its_rules_need_its_pass():
+    """On sparse nonnegative data with a zero in every feature the t_test member's scores
+    come from the group moments: a multiclass fit's class_scores_ (to rounding) and its
+    constant features; a feature without zeros, a negative value or values out of
+    1e-100..1e100 leave them to the fit."""
+    import rankers
+    from moweights.scverse.markers import _group_moments, _t_test_class_scores
+
+    X, y, names = planted(n_per=50, d=30)
+    X[:, 5] = 0.0  # constant: set aside by the fit
+    X[:, 7] = 0.0
+    X[::9, 7] = 1e-5  # tiny values, not constant
+    codes = pd.Categorical(y).codes.astype(np.int64)
+    Xs = sp.csr_matrix(X)
+    shared = _t_test_class_scores(Xs, _group_moments(Xs, codes, 3))
+    assert shared is not None
+    with pytest.warns(UserWarning, match="constant"):
+        fit = rankers.get("t_test").fit(Xs, codes)
+    np.testing.assert_array_equal(shared[1], fit.constant_features_)
+    np.testing.assert_allclose(shared[0], fit.class_scores_, rtol=1e-12, atol=0)
+    for changed in (
+        lambda Z: Z.__setitem__((slice(None), 3), 1.0 + Z[:, 3]),  # no zero in feature 3
+        lambda Z: Z.__setitem__((0, 0), -1.0),
+        lambda Z: Z.__setitem__((0, 0), 1e101),
+    ):
+        Z = X.copy()
+        changed(Z)
+        Zs = sp.csr_matrix(Z)
+        assert _t_test_class_scores(Zs, _group_moments(Zs, codes, 3)) is None
+    # and the table is the fit's in both cases
+    Z = X.copy()
+    Z[:, 3] += 1.0
+    for data in (Xs, sp.csr_matrix(Z)):
+        with pytest.warns(UserWarning):
+            one = find_markers(data, y, names, rankers="t_test")
+            per_group = find_markers(data, y, names, rankers="t_test",
+                                     params={"t_test": {"k": None}})  # fmt: skip
+        pd.testing.assert_frame_equal(one, per_group, check_exact=True)
