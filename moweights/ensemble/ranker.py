@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from moweights.ensemble.members import HIGHER_IS_BETTER, POOLS, choose_members
+from moweights.ensemble.weights import learn_weights
 from rankers.base import BaseRanker
 from rankers.exceptions import (
     FewSamplesWarning,
@@ -68,7 +69,17 @@ class StackedRanker(BaseRanker):
         Passed to members that take it (MCFS, NDFS); None leaves their default.
     random_state : int, RandomState or None, default=None
         Seeds the inner folds and every member that has a ``random_state`` (the same
-        value is passed to each).
+        value is passed to each), and NSGA-II with ``combine="nsga2"``.
+    combine : {"mean_rank", "nsga2"}, default="mean_rank"
+        How the members are combined. ``"mean_rank"``: the ``n_members`` chosen by inner
+        score, by mean rank. ``"nsga2"``: a weight per pool member learned by NSGA-II on
+        the same inner folds (``moweights.ensemble.weights.learn_weights``: the inner
+        score of the weighted mean rank against the number of members; ``n_members`` and
+        ``margin`` are not used), then the members with a weight, refit on all the data,
+        by weighted mean rank.
+    population, generations : int, default=20, 10
+        NSGA-II's population size and generations for ``combine="nsga2"`` (each solution
+        costs one inner score; repeated top-k subsets are scored once).
 
     Attributes
     ----------
@@ -79,6 +90,13 @@ class StackedRanker(BaseRanker):
     inner_scores_ : Series
         Every pool member's mean inner score (higher is better for classification and
         regression, lower for the unsupervised error).
+    member_weights_ : Series
+        Every pool member fitted on the inner folds, with its weight in the combination
+        (1 for each chosen member of ``"mean_rank"``, the learned weight for ``"nsga2"``;
+        0: left out).
+    weights_front_ : DataFrame
+        ``combine="nsga2"`` only: NSGA-II's final non-dominated solutions, best inner score
+        first (``score``, ``n_members``, then one weight column per member).
     failed_members_ : dict of str to str
         Pool members that raised on an inner training part (say, a class with one sample
         there), with the reason: left out of the choice, with a
@@ -119,6 +137,9 @@ class StackedRanker(BaseRanker):
         "cv": [Interval(Integral, 2, None, closed="left")],
         "n_clusters": [None, Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
+        "combine": [StrOptions({"mean_rank", "nsga2"})],
+        "population": [Interval(Integral, 2, None, closed="left")],
+        "generations": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(
@@ -131,6 +152,9 @@ class StackedRanker(BaseRanker):
         cv: int = 3,
         n_clusters: int | None = None,
         random_state=None,
+        combine: str = "mean_rank",
+        population: int = 20,
+        generations: int = 10,
     ):
         self.k = k
         self.task = task
@@ -140,6 +164,9 @@ class StackedRanker(BaseRanker):
         self.cv = cv
         self.n_clusters = n_clusters
         self.random_state = random_state
+        self.combine = combine
+        self.population = population
+        self.generations = generations
 
     def _requires_y(self) -> bool:
         return self.task != "unsupervised"
@@ -220,9 +247,10 @@ class StackedRanker(BaseRanker):
     def _score(self, X, y, context):
         from sklearn.base import clone
         from sklearn.model_selection import KFold, StratifiedKFold
+        from sklearn.utils import check_random_state
 
         import rankers
-        from aggregation import Ranking, mean_rank
+        from aggregation import Ranking, mean_rank, weighted_mean_rank
         from aggregation.evaluation import class_curve, regression_curve, topk_curve
         from aggregation.evaluation.folds import FoldRankings
         from rankers.validation import default_feature_names
@@ -241,8 +269,25 @@ class StackedRanker(BaseRanker):
         # 5 neighbours as on the leaderboards; fewer only where an inner training part is
         # smaller than that (a data set of a handful of samples)
         n_neighbors = min(5, min(len(train) for train, _ in splits))
-        inner, outer, failed = {}, {}, {}
         memo: dict = {}  # members that agree on a top-k subset score it once per fold
+        ks = list(range(1, min(64, X.shape[1]) + 1))
+
+        def inner_score(folds: list) -> float:
+            """The task's held-out score of one ranking per inner fold, averaged."""
+            rankings = FoldRankings(folds, splits, "inner")
+            if self.task == "classification":
+                curve = class_curve(
+                    rankings, X, y, ks=ks, n_neighbors=n_neighbors, return_folds=True, memo=memo
+                )
+            elif self.task == "regression":
+                curve = regression_curve(
+                    rankings, X, y, ks=ks, n_neighbors=n_neighbors, return_folds=True, memo=memo
+                )
+            else:
+                curve = topk_curve(rankings, X, ks=[min(16, X.shape[1])], return_folds=True)
+            return float(curve["value"].mean())
+
+        inner, outer, failed, fold_rankings = {}, {}, {}, {}
         for name, est in members:
             supervised = rankers.ranker_tags(est).requires_y
             folds = []
@@ -258,19 +303,8 @@ class StackedRanker(BaseRanker):
             except InvalidInputError as error:  # e.g. t_test on an inner part with 1 sample
                 failed[name] = str(error)  # of a class: not a candidate on these data
                 continue
-            rankings = FoldRankings(folds, splits, name)
-            ks = list(range(1, min(64, X.shape[1]) + 1))
-            if self.task == "classification":
-                curve = class_curve(
-                    rankings, X, y, ks=ks, n_neighbors=n_neighbors, return_folds=True, memo=memo
-                )
-            elif self.task == "regression":
-                curve = regression_curve(
-                    rankings, X, y, ks=ks, n_neighbors=n_neighbors, return_folds=True, memo=memo
-                )
-            else:
-                curve = topk_curve(rankings, X, ks=[min(16, X.shape[1])], return_folds=True)
-            inner[name] = float(curve["value"].mean())
+            inner[name] = inner_score(folds)
+            fold_rankings[name] = folds
             outer[name] = (est, supervised)
         if failed:
             reasons = "; ".join(f"{n}: {why}" for n, why in failed.items())
@@ -286,11 +320,29 @@ class StackedRanker(BaseRanker):
         self.failed_members_ = failed
         higher = HIGHER_IS_BETTER[self.task]
         self.inner_scores_ = pd.Series(inner, name="inner_score")
-        self.members_ = choose_members(inner, higher, self.n_members, self.margin)
+        if self.combine == "nsga2":
+            weights, self.weights_front_ = learn_weights(
+                fold_rankings,
+                inner_score,
+                higher,
+                population=self.population,
+                generations=self.generations,
+                seed=int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max)),
+            )
+            weights = weights[weights > 0].sort_values(ascending=False, kind="stable")
+            self.members_ = list(weights.index)
+        else:
+            self.__dict__.pop("weights_front_", None)
+            self.members_ = choose_members(inner, higher, self.n_members, self.margin)
+            weights = pd.Series(1.0, index=self.members_)
+        self.member_weights_ = weights.reindex(list(inner), fill_value=0.0).rename("weight")
         chosen = []
         for name in self.members_:
             est, supervised = outer[name]
             fitted = clone(est).fit(X, y if supervised else None)
             chosen.append(Ranking(names, fitted.scores_, name, order_idx=fitted.ranking_))
-        combined = mean_rank(chosen)
+        if self.combine == "nsga2":
+            combined = weighted_mean_rank(chosen, weights.to_numpy())
+        else:
+            combined = mean_rank(chosen)
         return -np.asarray(combined.ranks, dtype=float)
