@@ -102,15 +102,31 @@ class Cluster:
                 os.killpg(proc.pid, signal.SIGKILL)
 
 
+#: ``python -m moweights`` that also writes its own process's CPU seconds (without its
+#: children's: loky's workers) to the file named by ``MOWEIGHTS_BENCH_SELF_CPU`` at exit
+_SELF_CPU = (
+    "import atexit, os, resource, runpy, sys\n"
+    "def _own():\n"
+    "    u = resource.getrusage(resource.RUSAGE_SELF)\n"
+    "    open(os.environ['MOWEIGHTS_BENCH_SELF_CPU'], 'w').write(repr(u.ru_utime + u.ru_stime))\n"
+    "atexit.register(_own)\n"
+    "sys.argv[0] = 'moweights'\n"
+    "runpy.run_module('moweights', run_name='__main__', alter_sys=True)\n"
+)
+
+
 def _run(config: Path, out: Path, extra: list[str], env: dict) -> dict:
-    argv = [sys.executable, "-m", "moweights", "run", str(config), "-q", "-o", str(out),
+    argv = [sys.executable, "-c", _SELF_CPU, "run", str(config), "-q", "-o", str(out),
             "--no-cache", "-j", "2", *extra]  # fmt: skip
+    own = out.parent / f"{out.name}.self_cpu"
     before = cpu_seconds_children()
     start = time.perf_counter()
-    subprocess.run(argv, check=True, cwd=ROOT, env={**os.environ, **ONE_BLAS_THREAD, **env})
+    run_env = {**os.environ, **ONE_BLAS_THREAD, **env, "MOWEIGHTS_BENCH_SELF_CPU": str(own)}
+    subprocess.run(argv, check=True, cwd=ROOT, env=run_env)
     wall = time.perf_counter() - start
     cpu = cpu_seconds_children() - before
-    return {"wall_s": wall, "client_cpu_s": cpu}
+    main = float(own.read_text())
+    return {"wall_s": wall, "client_cpu_s": cpu, "main_cpu_s": main, "pool_cpu_s": cpu - main}
 
 
 def _dask_run(cluster: Cluster, config: Path, out: Path, env: dict) -> dict:
@@ -256,6 +272,8 @@ def main(argv=None) -> None:
     loky_cpu = summary[0]["client_cpu_s"]
     parts = {
         "client (the moweights process)": "client_cpu_s",
+        "  of it the main process": "main_cpu_s",
+        "  of it its children (loky's workers: none with dask)": "pool_cpu_s",
         "scheduler": "scheduler_cpu_s",
         "nannies": "nannies_cpu_s",
         "workers": "workers_cpu_s",
@@ -266,8 +284,10 @@ def main(argv=None) -> None:
     for label, key in parts.items():
         median = float(np.median([row[key] for row in dask_rows]))
         role = key.removesuffix("_cpu_s")
+        loky = [row[key] for row in rows if row["backend"] == "loky" and key in row]
         breakdown.append({
             "part": label,
+            "loky run s (median)": float(np.median(loky)) if loky else float("nan"),
             "dask run s (median)": median,
             "idle cluster s": idle[role] if role in idle else float("nan"),
         })  # fmt: skip
@@ -284,8 +304,8 @@ def main(argv=None) -> None:
     text = "\n".join(header) + "\n".join([
         "## Runs",
         "",
-        _table(rows, ["run", "backend", "wall_s", "client_cpu_s", "cluster_cpu_s", "tasks",
-                      "tasks < 50 ms", "median task ms"]),
+        _table(rows, ["run", "backend", "wall_s", "client_cpu_s", "main_cpu_s", "pool_cpu_s",
+                      "cluster_cpu_s", "tasks", "tasks < 50 ms", "median task ms"]),
         "",
         "## Medians",
         "",
@@ -293,7 +313,7 @@ def main(argv=None) -> None:
         "",
         "## Where the CPU goes",
         "",
-        "Medians of the dask runs, and what the same cluster spent idle over the median "
+        "Medians of the runs, and what the same cluster spent idle over the median "
         "dask run's wall (heartbeats, the workers' sampling profiler, system monitors); "
         "the task stream's times are wall seconds of single-thread workers.",
         "",
