@@ -37,7 +37,11 @@ from rankers.validation import (
     warn_labels_as_quantity,
 )
 
-__all__ = ["BaseRanker"]
+__all__ = ["TASKS", "BaseRanker"]
+
+#: the ``task`` parameter of a ranker for both kinds of target: chosen from ``y``
+#: ("auto": a numeric target of few repeated values reads as classes), or the kind named
+TASKS = ("auto", "classification", "regression")
 
 # largest absolute values accepted for a ranker whose results depend on the scale of X:
 # their squares stay within float64's normal range with room for sums of 1e20 of them
@@ -391,8 +395,14 @@ class BaseRanker(SelectorMixin, BaseEstimator):
     def _target_kind(self) -> str:
         """The target ``fit`` takes with the parameters set (default: ``target_kind``; a
         ranker whose parameters choose the task, such as the ensemble's ``task``, answers
-        by them)."""
-        return str(self.target_kind)
+        by them). A ranker for both kinds of target with a ``task`` parameter (one of
+        ``TASKS``) takes the kind it names, or chooses from ``y`` with ``"auto"``."""
+        kind = str(self.target_kind)
+        if kind == "both":
+            task = getattr(self, "task", "auto")
+            if task in ("classification", "regression"):
+                return task
+        return kind
 
     def _accepts_sparse(self) -> bool:
         """Whether ``fit`` keeps sparse input sparse with the parameters set (default:

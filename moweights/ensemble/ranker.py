@@ -21,7 +21,7 @@ import pandas as pd
 
 from moweights.ensemble.members import HIGHER_IS_BETTER, POOLS, choose_members
 from moweights.ensemble.weights import learn_weights
-from rankers.base import BaseRanker
+from rankers.base import TASKS, BaseRanker
 from rankers.exceptions import (
     FewSamplesWarning,
     InvalidInputError,
@@ -47,7 +47,9 @@ class StackedRanker(BaseRanker):
         ``"regression"``: the out-of-sample R² of a 5-nearest-neighbour regression of the
         numeric target from the top k features, averaged over k = 1..64
         (:func:`aggregation.evaluation.regression_curve`); the members fit the target as a
-        quantity (those for both kinds of target choose by its values, as they do alone).
+        quantity, those for both kinds of target too (given ``task="regression"``, so
+        integer targets such as counts are not read as classes); with
+        ``"classification"`` they are given ``task="classification"``.
         ``"unsupervised"``: mean squared error of a 1NN regression of every feature from
         the top 16 (:func:`aggregation.evaluation.topk_curve`; y is ignored).
     pool : sequence of str or None, default=None
@@ -203,6 +205,12 @@ class StackedRanker(BaseRanker):
                 est.set_params(random_state=self.random_state)
             if "n_clusters" in params and self.n_clusters is not None:
                 est.set_params(n_clusters=int(self.n_clusters))
+            if (
+                "task" in params
+                and self.task in TASKS
+                and rankers.ranker_tags(est).target_kind == "both"
+            ):  # a member for both kinds of target fits the ensemble's own task
+                est.set_params(task=self.task)
             out.append((name, est))
         return out
 
@@ -227,7 +235,8 @@ class StackedRanker(BaseRanker):
     @staticmethod
     def _warn_members_read_classes(members, y) -> None:
         """A numeric target whose values repeat (integers such as counts or scores) is read
-        as class labels by the members for both kinds of target: say so, and who."""
+        as class labels by the members for both kinds of target that cannot be told the
+        task (no ``task`` parameter: a third party's): say so, and who."""
         import rankers
         from rankers.validation import target_task
 

@@ -10,7 +10,7 @@ from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.inspection import permutation_importance
 from sklearn.utils import check_random_state
 
-from rankers.base import BaseRanker
+from rankers.base import TASKS, BaseRanker
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 from rankers.preprocessing import standardise
 from rankers.utils.param_validation import HasMethods, Interval, StrOptions
@@ -61,6 +61,10 @@ class EstimatorImportanceRanker(BaseRanker):
         Parallel jobs of permutation importance (see :func:`rankers.validation.check_n_jobs`).
     random_state : int, RandomState instance or None, default=None
         Seeds the shuffles, and the model's own ``random_state`` parameters that are None.
+    task : {"auto", "classification", "regression"}, default="auto"
+        The kind of target: chosen from ``y`` (``"auto"``: a numeric target whose few
+        values each repeat, such as counts or scores, is read as class labels), or the
+        kind named (``"regression"`` fits such a target as a quantity).
 
     Attributes
     ----------
@@ -124,6 +128,7 @@ class EstimatorImportanceRanker(BaseRanker):
         "scoring": [str, callable, None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
+        "task": [StrOptions(set(TASKS))],
     }
 
     def __init__(
@@ -136,6 +141,7 @@ class EstimatorImportanceRanker(BaseRanker):
         scoring=None,
         n_jobs: int | None = None,
         random_state=None,
+        task: str = "auto",
     ):
         self.k = k
         self.estimator = estimator
@@ -145,6 +151,7 @@ class EstimatorImportanceRanker(BaseRanker):
         self.scoring = scoring
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.task = task
 
     def _score_units(self) -> int | None:
         # on z-scores every importance is unit-free; on raw X a coefficient carries the

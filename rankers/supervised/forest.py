@@ -11,7 +11,7 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.inspection import permutation_importance
 from sklearn.utils import check_random_state
 
-from rankers.base import BaseRanker
+from rankers.base import TASKS, BaseRanker
 from rankers.preprocessing import standardise
 from rankers.utils.parallel import on_local_threads, remote_backend
 from rankers.utils.param_validation import Interval, RealNotInt, StrOptions
@@ -59,6 +59,10 @@ class RandomForestRanker(BaseRanker):
         depend on it.
     random_state : int, RandomState instance or None, default=None
         Seeds the forest and the permutations; an int makes the scores reproducible.
+    task : {"auto", "classification", "regression"}, default="auto"
+        The kind of target: chosen from ``y`` (``"auto"``: a numeric target whose few
+        values each repeat, such as counts or scores, is read as class labels), or the
+        kind named (``"regression"`` fits such a target as a quantity).
 
     Attributes
     ----------
@@ -72,7 +76,7 @@ class RandomForestRanker(BaseRanker):
         ``rankers.preprocessing.standardise(X[:, ~constant_features_])``, not on ``X``
         itself: pass it data transformed the same way.
     task_ : {"classification", "regression"}
-        The task inferred from ``y``.
+        The task fitted: ``task``, or inferred from ``y`` with ``task="auto"``.
 
     See Also
     --------
@@ -129,6 +133,7 @@ class RandomForestRanker(BaseRanker):
         "n_repeats": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
+        "task": [StrOptions(set(TASKS))],
     }
 
     def __init__(
@@ -142,6 +147,7 @@ class RandomForestRanker(BaseRanker):
         n_repeats: int = 5,
         n_jobs: int | None = None,
         random_state=None,
+        task: str = "auto",
     ):
         self.k = k
         self.n_estimators = n_estimators
@@ -152,6 +158,7 @@ class RandomForestRanker(BaseRanker):
         self.n_repeats = n_repeats
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.task = task
 
     def _score(self, X, y, context):
         # scikit-learn's trees cast X to float32 (overflow beyond 3.4e38, 7 digits) and

@@ -7,8 +7,9 @@ from typing import ClassVar
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from rankers.base import BaseRanker
+from rankers.base import TASKS, BaseRanker
 from rankers.ties import TIE_RTOL
+from rankers.utils.param_validation import StrOptions
 from rankers.validation import column_mask
 
 __all__ = ["MultiSURFRanker"]
@@ -48,6 +49,10 @@ class MultiSURFRanker(BaseRanker):
         rule). None: every feature is numeric.
     discrete_threshold : int, default=10
         Distinct values up to which ``nominal="auto"`` calls a feature nominal.
+    task : {"auto", "classification", "regression"}, default="auto"
+        The kind of target: chosen from ``y`` (``"auto"``: a numeric target whose few
+        values each repeat, such as counts or scores, is read as class labels), or the
+        kind named (``"regression"`` fits such a target as a quantity).
 
     Attributes
     ----------
@@ -115,12 +120,14 @@ class MultiSURFRanker(BaseRanker):
         **BaseRanker._parameter_constraints,
         "nominal": ["array-like", str, None],
         "discrete_threshold": [int],
+        "task": [StrOptions(set(TASKS))],
     }
 
-    def __init__(self, k=None, nominal=None, discrete_threshold: int = 10):
+    def __init__(self, k=None, nominal=None, discrete_threshold: int = 10, task: str = "auto"):
         self.k = k
         self.nominal = nominal
         self.discrete_threshold = discrete_threshold
+        self.task = task
 
     def _check_input(self, X, lo, hi) -> None:
         if isinstance(self.nominal, str) and self.nominal == "auto":

@@ -81,6 +81,25 @@ def test_tags_depend_on_the_parameters():
     assert not ranker_tags(rankers.get("compactness", scale=None)).scale_invariant
 
 
+@pytest.mark.parametrize("name", ["estimator_importance", "multisurf", "random_forest"])
+def test_a_ranker_for_both_kinds_of_target_fits_the_task_it_is_given(name):
+    from rankers.exceptions import InvalidInputError
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    counts = np.repeat(np.arange(6), 10)  # six values, each repeated: read as classes
+    params = {"random_state": 0} if name != "multisurf" else {}
+    assert ranker_tags(rankers.get(name)).target_kind == "both"
+    assert rankers.get(name, **params).fit(X, counts).task_ == "classification"
+    forced = rankers.get(name, task="regression", **params)
+    assert ranker_tags(forced).target_kind == "regression"
+    assert forced.fit(X, counts).task_ == "regression"
+    with pytest.raises(InvalidInputError):  # a continuous target is no class labels
+        rankers.get(name, task="classification", **params).fit(X, rng.normal(size=60))
+    with pytest.raises(InvalidParameterError, match="task"):
+        rankers.get(name, task="quantity")
+
+
 def test_c4_weighting_fits_without_y():
     X = np.random.default_rng(0).normal(size=(30, 4))
     est = rankers.get("mo_weighting", objectives=("C4",), pop_size=8, n_gen=2, random_state=0)

@@ -208,16 +208,49 @@ def test_a_regression_ensemble_names_a_target_that_is_no_quantity():
         StackedRanker(task="regression", pool=["rrelieff"]).fit(X)
 
 
-def test_a_regression_ensemble_says_when_its_members_read_the_target_as_classes():
+def test_a_regression_ensemble_fits_an_integer_quantity_as_a_quantity():
+    """Its members for both kinds of target are told the task: counts whose values repeat
+    are fitted as a quantity (random_forest alone would read them as six classes)."""
     from rankers.exceptions import TargetKindWarning
 
     X, _ = _quantity(m=60)
     counts = np.repeat(np.arange(6), 10)  # an integer quantity whose values repeat
-    pool = ["random_forest", "rrelieff"]
-    with pytest.warns(TargetKindWarning, match=r"6 distinct values.*random_forest \(for both"):
-        StackedRanker(task="regression", pool=pool, random_state=0).fit(X, counts)
-    # a continuous target, or a pool of quantity-only rankers: nothing to say
     with warnings.catch_warnings():
         warnings.simplefilter("error", TargetKindWarning)
-        StackedRanker(task="regression", pool=pool, random_state=0).fit(X, counts + 0.5 * X[:, 0])
-        StackedRanker(task="regression", pool=["rrelieff"], random_state=0).fit(X, counts)
+        ens = StackedRanker(task="regression", pool=["random_forest"], random_state=0)
+        ens.fit(X, counts)
+    forest = rankers.get("random_forest", random_state=0)
+    assert forest.fit(X, counts).task_ == "classification"
+    as_quantity = rankers.get("random_forest", random_state=0, task="regression").fit(X, counts)
+    assert as_quantity.task_ == "regression"
+    np.testing.assert_array_equal(ens.ranking_, as_quantity.ranking_)
+
+
+def test_a_regression_ensemble_says_when_a_member_reads_the_target_as_classes():
+    """A third party's ranker for both kinds of target, with no ``task`` to set, still
+    reads repeated integers as classes: the ensemble says so, and who."""
+    from rankers.exceptions import TargetKindWarning
+
+    @rankers.register("both_kinds_test", replace=True)
+    class BothKinds(rankers.BaseRanker):
+        """Toy ranker for both kinds of target, without a task parameter."""
+
+        target_kind = "both"
+        requires_y = True
+
+        def _score(self, X, y, context):
+            return np.abs(np.corrcoef(X.T, y)[-1, :-1])
+
+    try:
+        X, _ = _quantity(m=60)
+        counts = np.repeat(np.arange(6), 10)
+        pool = ["both_kinds_test", "rrelieff"]
+        with pytest.warns(TargetKindWarning, match=r"6 distinct values.*both_kinds_test \(for"):
+            StackedRanker(task="regression", pool=pool, random_state=0).fit(X, counts)
+        with warnings.catch_warnings():  # a continuous target: nothing to say
+            warnings.simplefilter("error", TargetKindWarning)
+            StackedRanker(task="regression", pool=pool, random_state=0).fit(
+                X, counts + 0.5 * X[:, 0]
+            )
+    finally:
+        rankers.registry._decorated.pop("both_kinds_test", None)
