@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from rankers.preprocessing import scale_by_power_of_two
 
-__all__ = ["class_sums", "column_extremes", "row_blocks", "sparse_extremes"]
+__all__ = ["class_moments", "class_sums", "column_extremes", "row_blocks", "sparse_extremes"]
 
 #: bytes of rows per block of the columns' extremes (and sums): in cache for each reduction
 _BLOCK = 1 << 21
@@ -156,3 +156,71 @@ def class_sums(X, codes: np.ndarray, n_classes: int, *, exponent=None, stored: b
     if stored:
         out += (count.reshape(n_classes, n), (count - zeros).reshape(n_classes, n))
     return out
+
+
+def class_moments(X, codes: np.ndarray, counts: np.ndarray, *, exponent=None, stored: bool = False):
+    """Every class's means and sums of squares around them, of every column of CSR ``X``.
+
+    One pass over the stored values (:func:`class_sums`) gives the sums; the sums of
+    squares around the class means follow as ``Σx² - n_c μ_c²``. Where that cancels
+    (``n_c μ_c²`` above 100 times the result, i.e. more than about 1e-13 of it lost, or an
+    overflow) those columns are summed again around each class's own mean, so the numbers
+    are those of the two-pass computation.
+
+    Parameters
+    ----------
+    X : CSR matrix of shape (n_samples, n_features)
+    codes : ndarray of int of shape (n_samples,)
+        Class of every row, 0..n_classes-1.
+    counts : ndarray of float of shape (n_classes,)
+        Rows per class (an empty class gets means of 0).
+    exponent : ndarray of int of shape (n_features,), optional
+        As in :func:`class_sums`: the moments are then in those units.
+    stored : bool, default=False
+        Also return :func:`class_sums`' counts of stored and nonzero values.
+
+    Returns
+    -------
+    means, per_class : ndarray of shape (n_classes, n_features)
+    n_stored, n_nonzero : ndarray of shape (n_classes, n_features)
+        Only with ``stored``.
+    """
+    n_classes = counts.size
+    sums = class_sums(X, codes, n_classes, exponent=exponent, stored=stored)
+    s1, s2 = sums[:2]
+    with np.errstate(over="ignore", invalid="ignore"):  # overflows are summed again
+        means = s1 / np.maximum(counts, 1.0)[:, None]
+        square_of_sum = s1 * means  # n_c mu_c^2
+        per_class = np.maximum(s2 - square_of_sum, 0.0)
+        redo = np.flatnonzero(~(square_of_sum <= 100.0 * per_class).all(axis=0))
+    if redo.size:
+        sub_exponent = None if exponent is None else exponent[redo]
+        means[:, redo], per_class[:, redo] = _centred_moments(
+            X[:, redo], codes, counts, sub_exponent
+        )
+    return (means, per_class, *sums[2:])
+
+
+def _centred_moments(X, codes: np.ndarray, counts: np.ndarray, exponent=None):
+    """Per-class means and sums of squares of CSR ``X`` around each class's own mean
+    (two passes over its stored values); ``exponent``, when given, the power of two each
+    column is divided by first."""
+    m, n = X.shape
+    n_classes = counts.size
+    rows = np.repeat(np.arange(m), np.diff(X.indptr))
+    cols = X.indices
+    data = X.data
+    if exponent is not None:
+        data = scale_by_power_of_two(data, -exponent[cols])
+    key = np.asarray(codes, dtype=np.int64)[rows] * n + cols
+    size = n_classes * n
+    sums = np.bincount(key, weights=data, minlength=size).reshape(n_classes, n)
+    means = sums / np.maximum(counts, 1.0)[:, None]
+    d = data - means.ravel()[key]
+    squares = np.bincount(key, weights=d * d, minlength=size).reshape(n_classes, n)
+    # the zeros of a class each add mu_c^2 to its sum of squares around mu_c (a class
+    # with none adds nothing, also where mu_c^2 overflows)
+    zeros = counts[:, None] - np.bincount(key, minlength=size).reshape(n_classes, n)
+    with np.errstate(over="ignore", invalid="ignore"):
+        per_class = squares + np.where(zeros > 0, zeros * means**2, 0.0)
+    return means, per_class

@@ -36,7 +36,7 @@ from scipy import stats
 
 from aggregation.combine import METHODS, check_methods
 from aggregation.ranking import GenericRanking, Ranking
-from rankers.columns import class_sums, row_blocks
+from rankers.columns import class_moments
 from rankers.exceptions import InvalidInputError, InvalidParameterError
 from rankers.ties import ranking_order
 
@@ -135,64 +135,19 @@ def _as_matrix(X: Any) -> tuple[Any, tuple[str, ...] | None]:
     return X, names
 
 
-#: stored values per block of the sparse group sums (their codes and weights stay small)
+#: values per block of the raw-counts check (a rounded copy of no more than a block)
 _SPARSE_BLOCK = 1 << 20
 
 
 def _sparse_group_moments(X, codes: np.ndarray, n_groups: int, counts: np.ndarray):
     """Per group and feature of CSR ``X``: the mean, the sum of squares around it and the
-    number of nonzero values, from one pass over the stored values
-    (:func:`rankers.columns.class_sums`: no copy of ``X``, no matrix product).
-
-    The sums of squares are ``Σx² - n_g μ_g²``; where that cancels (``n_g μ_g²`` above 100
-    times the result: more than about 1e-13 of it lost, or an overflow) those features are
-    summed again around each group's own mean (:func:`_centred_group_moments`), so no
-    variance loses more than that to the subtraction. Also every feature's number of
+    number of nonzero values (:func:`rankers.columns.class_moments`: one pass over the
+    stored values, no copy of ``X``, no matrix product; a second around the means only
+    for the features where ``Σx² - n_g μ_g²`` cancels); also every feature's number of
     stored values and their sum."""
-    with np.errstate(over="ignore", invalid="ignore"):  # overflows are summed again
-        s1, s2, stored, nnz = class_sums(X, codes, n_groups, stored=True)
-        means = s1 / counts[:, None]
-        square_of_sum = s1 * means
-        m2 = np.maximum(s2 - square_of_sum, 0.0)
-        redo = np.flatnonzero(~(square_of_sum <= 100.0 * m2).all(axis=0))
-    if redo.size:
-        means[:, redo], m2[:, redo] = _centred_group_moments(X[:, redo], codes, n_groups, counts)
-    return means, m2, nnz.astype(np.float64), stored.sum(axis=0), s1.sum(axis=0)
-
-
-def _centred_group_moments(X, codes: np.ndarray, n_groups: int, counts: np.ndarray):
-    """Per group and feature of CSR ``X``: the mean and the sum of squares around it, in
-    two passes over the stored values in blocks of rows (the sums run in the order of
-    the rows, as a product with the groups' indicator matrix sums them)."""
-    d = X.shape[1]
-    size = n_groups * d
-    base = codes.astype(np.int64) * d
-    blocks = list(row_blocks(X.indptr, max(_SPARSE_BLOCK, 4 * size)))
-
-    def keys(r0, r1, a, b):
-        key = np.repeat(base[r0:r1], np.diff(X.indptr[r0 : r1 + 1]))
-        key += X.indices[a:b]
-        return key
-
-    sums = np.zeros(size)
-    stored = np.zeros(size)
-    for r0, r1, a, b in blocks:
-        key = keys(r0, r1, a, b)
-        sums += np.bincount(key, weights=X.data[a:b], minlength=size)
-        stored += np.bincount(key, minlength=size)
-    means = sums.reshape(n_groups, d) / counts[:, None]
-    flat = means.ravel()
-    squares = np.zeros(size)
-    for r0, r1, a, b in blocks:
-        key = keys(r0, r1, a, b)
-        dev = X.data[a:b] - flat[key]
-        squares += np.bincount(key, weights=dev * dev, minlength=size)
-    # every implicit zero of a group adds mean² to its sum of squares (none: nothing, also
-    # where mean² overflows)
-    zeros = counts[:, None] - stored.reshape(n_groups, d)
-    with np.errstate(over="ignore"):
-        m2 = squares.reshape(n_groups, d) + np.where(zeros > 0, zeros * means**2, 0.0)
-    return means, m2
+    means, m2, stored, nnz = class_moments(X, codes, counts, stored=True)
+    total = (counts[:, None] * means).sum(axis=0)
+    return means, m2, nnz.astype(np.float64), stored.sum(axis=0), total
 
 
 def _looks_like_counts(values: np.ndarray) -> bool:
@@ -302,7 +257,7 @@ def _t_test_class_scores(X: Any, moments: tuple) -> tuple[np.ndarray, np.ndarray
     informative = np.flatnonzero(~constant)
     # a feature's largest value is at least the mean of its stored values
     with np.errstate(invalid="ignore", divide="ignore"):
-        if not (total[informative] / stored[informative] >= 1e-100).all():
+        if not (total[informative] / stored[informative] >= 1e-100 * (1.0 + 1e-9)).all():
             return None
     scores = np.zeros((counts.size, constant.size))
     if informative.size:

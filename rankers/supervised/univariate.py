@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from scipy import special
 
 from rankers.base import BaseRanker
-from rankers.columns import class_sums
+from rankers.columns import class_moments
 from rankers.context import Scores
 from rankers.exceptions import InvalidInputError
 from rankers.preprocessing import scale_by_power_of_two
@@ -195,53 +195,10 @@ def _unsafe_exponents(top: np.ndarray) -> np.ndarray | None:
 
 
 def _sparse_moments(X, y: np.ndarray, counts: np.ndarray, top: np.ndarray):
-    """:func:`_dense_moments` of a CSR matrix from its stored values, every class at once.
-
-    One pass over the stored values (:func:`rankers.columns.class_sums`: weighted counts
-    of each value's class-and-column code, O(nnz + C n), no CSC copy, no copy of ``X``)
-    gives every class's sum and sum of squares of every column. The sums of squares
-    around the class means follow as ``Σx² - n_c μ_c²``; where that cancels
-    (``n_c μ_c²`` above 100 times the result, i.e. more than about 1e-13 of it lost) those
-    columns are summed again around each class's own mean
-    (:func:`_sparse_moments_centred`), so the numbers are those of the two-pass
-    computation.
-    """
-    n_classes = counts.size
-    exponent = _unsafe_exponents(top)
-    s1, s2 = class_sums(X, y, n_classes, exponent=exponent)
-    means = s1 / np.maximum(counts, 1.0)[:, None]
-    square_of_sum = s1 * means  # n_c mu_c^2
-    per_class = np.maximum(s2 - square_of_sum, 0.0)
-    with np.errstate(invalid="ignore"):
-        redo = np.flatnonzero(~(square_of_sum <= 100.0 * per_class).all(axis=0))
-    if redo.size:
-        sub = X[:, redo]
-        sub_exponent = None if exponent is None else exponent[redo]
-        means[:, redo], per_class[:, redo] = _sparse_moments_centred(sub, y, counts, sub_exponent)
-    return means, per_class
-
-
-def _sparse_moments_centred(X, y: np.ndarray, counts: np.ndarray, exponent=None):
-    """Per-class means and sums of squares of CSR ``X`` around each class's own mean
-    (two passes over its stored values); ``exponent``, when given, the power of two each
-    column is divided by first."""
-    m, n = X.shape
-    n_classes = counts.size
-    rows = np.repeat(np.arange(m), np.diff(X.indptr))
-    cols = X.indices
-    data = X.data
-    if exponent is not None:
-        data = scale_by_power_of_two(data, -exponent[cols])
-    key = y[rows] * n + cols
-    size = n_classes * n
-    sums = np.bincount(key, weights=data, minlength=size).reshape(n_classes, n)
-    means = sums / np.maximum(counts, 1.0)[:, None]
-    d = data - means.ravel()[key]
-    stored = np.bincount(key, weights=d * d, minlength=size).reshape(n_classes, n)
-    nnz = np.bincount(key, minlength=size).reshape(n_classes, n)
-    # the zeros of a class each add mu_c^2 to its sum of squares around mu_c
-    per_class = stored + (counts[:, None] - nnz) * means**2
-    return means, per_class
+    """:func:`_dense_moments` of a CSR matrix from its stored values, every class at once
+    (:func:`rankers.columns.class_moments`: one pass over the stored values, and a second
+    around the class means only for the columns where ``Σx² - n_c μ_c²`` cancels)."""
+    return class_moments(X, y, counts, exponent=_unsafe_exponents(top))
 
 
 def _one_vs_rest(counts: np.ndarray, means: np.ndarray, per_class: np.ndarray, c: int):
