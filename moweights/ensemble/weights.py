@@ -109,7 +109,6 @@ def learn_weights(
     # equal weights, each member alone, then uniform draws (seeded) to fill the population
     rng = np.random.default_rng(seed)
     sampling = np.vstack([np.ones((1, M)), np.eye(M), rng.random((max(population - M - 1, 0), M))])
-    sampling = sampling[: max(population, M + 1)]
     problem = Problem(n_var=M, n_obj=2, xl=np.zeros(M), xu=np.ones(M))
     W, _ = nsga2(
         problem,
