@@ -111,7 +111,10 @@ AGGREGATES = ("mean_rank", "borda", "kemeny_top32", "generic_tol")
 #: the ensemble of the leaderboards (moweights.ensemble.StackedRanker), on structures with
 #: classes (its classification task, supervised pool), with a numeric target (its regression
 #: task) and without a target (unsupervised)
-ENSEMBLES = {"stacked_top3": 3, "stacked_auto": "auto"}
+ENSEMBLES = {"stacked_top3": 3, "stacked_auto": "auto", "stacked_nsga2": "auto"}
+#: how each ensemble combines its members (``StackedRanker(combine=...)``): the NSGA-II
+#: member weights (leaderboard/README.md, their pre-registration) or the mean rank
+COMBINE = {"stacked_nsga2": "nsga2"}
 
 
 def planted_data(s: dict):
@@ -162,7 +165,8 @@ def compute_cell(payload: dict) -> dict:
             else "unsupervised"
         )
         size = ENSEMBLES[payload["ranker"]]
-        est = StackedRanker(task=task, n_members=size, random_state=s["seed"])
+        combine = COMBINE.get(payload["ranker"], "mean_rank")
+        est = StackedRanker(task=task, n_members=size, combine=combine, random_state=s["seed"])
     else:
         est = rankers.get(name, **s["params"])
     if "random_state" in est.get_params():
@@ -303,6 +307,16 @@ def results_frame(records: list[dict]) -> pd.DataFrame:
             result["members"] = " ".join(rec["result"]["members"])
         rows.append({**cell_columns(s, rec["ranker"]), **result})
     return pd.DataFrame(rows + aggregate_rows(records))
+
+
+def beside(frame: pd.DataFrame, committed: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with ``committed``'s rows of the same cells (grid points) for the rankers
+    ``frame`` lacks: a run of one new ranker, summarised beside a committed run's others."""
+    keys = ["structure", "informative", "n_features", "n_samples", "seed"]
+    cells = frame[keys].drop_duplicates()
+    rows = committed.merge(cells, on=keys)
+    rows = rows[~rows["ranker"].isin(set(frame["ranker"]))]
+    return pd.concat([frame, rows], ignore_index=True)
 
 
 def cell_columns(s: dict, ranker: str) -> dict:
@@ -594,6 +608,13 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
         "--curves-seeds", type=int, default=1, help="seeds that get the ECA (default 1)"
     )
     parser.add_argument("--out", type=Path, help="folder for the tables and figures")
+    parser.add_argument(
+        "--beside",
+        type=Path,
+        metavar="DIR",
+        help="add DIR/atlas.csv's rows of this run's cells for the rankers it did not run "
+        "(a committed run), so a new ranker is summarised against them",
+    )
     add_run_arguments(parser, budget=300.0)
     args = parser.parse_args(argv)
     if args.ship:
@@ -619,6 +640,8 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     records = run_cells(make_cells(args, grid), script=__spec__.name, **run_options(args))
     seconds = time.perf_counter() - start
     frame = results_frame(records)
+    if args.beside is not None and len(frame):
+        frame = beside(frame, pd.read_csv(args.beside / "atlas.csv"))
     status = status_table(records)
     text = summary_markdown(frame, args, seconds) if len(frame) else "no finished cells\n"
     print(text)

@@ -72,6 +72,9 @@ AGGREGATES = ("mean_rank", "borda", "kemeny_top32", "generic_tol")
 #: which Kolde et al. apply RRA and Cormack et al. fuse runs
 FUSIONS = ("rra", "rrf", "best_rank")
 ENSEMBLES = ("stacked_top3", "stacked_top1", "stacked_auto")
+#: pairs tested on their own, as pre-registered: the NSGA-II member weights against the
+#: mean rank of the chosen members (issue 46)
+PAIRS = (("stacked_nsga2", "stacked_auto"),)
 #: the NSGA-II weighting, the fourth contender of the head-to-head table (issue 46)
 WEIGHTING = "mo_weighting"
 #: how many members each ensemble combines (moweights.ensemble.choose_members)
@@ -205,6 +208,24 @@ def member_folds(dataset, ranker: str, k: int, inner: int = 0):
     if len(cell.done()) < cell.n_jobs:
         return None
     return [fits.read_fold(cell.folder, f)[:2] for f in range(cell.n_jobs)]
+
+
+def fitted_folds(dataset, method: str, k: int) -> tuple[list | None, list[dict]]:
+    """A fitted ensemble's fold orders from the fit cache (None while incomplete) and the
+    member weights each fold learned (one row per fold and member)."""
+    stored = member_folds(dataset, method, k)
+    if stored is None:
+        return None, []
+    cell = fits.Cell(dataset, method, tuple(sorted(fits.ranker_params(method, dataset).items())), k)
+    rows = []
+    for f in range(k):
+        meta = fits.read_fold(cell.folder, f)[2]
+        for member, weight in meta.get("member_weights", {}).items():
+            rows.append(
+                {"dataset": dataset.name, "method": method, "fold": f, "member": member,
+                 "weight": weight}
+            )  # fmt: skip
+    return [np.asarray(o, np.intp) for o, _ in stored], rows
 
 
 def _ranking(order, scores, names, method):
@@ -476,8 +497,6 @@ def head_to_head(table: pd.DataFrame, higher: bool, stats: dict) -> list[dict]:
     ensemble."""
     from itertools import combinations
 
-    from scipy.stats import wilcoxon
-
     ranks = stats["average_ranks"]
     every = AGGREGATES + FUSIONS
     aggregates = [m for m in every if m in ranks]
@@ -488,7 +507,17 @@ def head_to_head(table: pd.DataFrame, higher: bool, stats: dict) -> list[dict]:
     names = [stats["best_single"], best_aggregate, "stacked_auto"]
     if WEIGHTING in ranks and WEIGHTING not in names:
         names.append(WEIGHTING)
-    pairs = list(combinations(names, 2))
+    rows = pair_tests(table, higher, ranks, list(combinations(names, 2)))
+    for row, q in zip(rows, holm(np.array([r["p"] for r in rows])), strict=True):
+        row["p_holm"] = float(q)
+    return rows
+
+
+def pair_tests(table: pd.DataFrame, higher: bool, ranks: dict, pairs: list) -> list[dict]:
+    """Wilcoxon signed-rank (zsplit) of each pair of methods over the data sets, with their
+    average ranks and wins (``p = 1`` for identical columns)."""
+    from scipy.stats import wilcoxon
+
     rows = []
     for a, b in pairs:
         d = table[a] - table[b]
@@ -506,8 +535,6 @@ def head_to_head(table: pd.DataFrame, higher: bool, stats: dict) -> list[dict]:
                 "p": float(p),
             }
         )
-    for row, q in zip(rows, holm(np.array([r["p"] for r in rows])), strict=True):
-        row["p_holm"] = float(q)
     return rows
 
 
@@ -575,6 +602,15 @@ def main(argv: list[str] | None = None) -> dict:
         "top-256 orders (partial lists) and write their orders beside them",
     )
     parser.add_argument(
+        "--fitted",
+        nargs="+",
+        default=[],
+        metavar="METHOD",
+        help="with --from-orders: also these methods' fold fits from the fit cache (a fitted "
+        f"ensemble: {', '.join(fits.FITTED_ENSEMBLES)}), their orders written beside the "
+        "committed ones and their learned member weights to <protocol>/member_weights.csv",
+    )
+    parser.add_argument(
         "--eca",
         action="store_true",
         help=f"supervised: also the nested ECA table (data sets up to {ECA_MAX_SAMPLES} samples)",
@@ -597,7 +633,7 @@ def main(argv: list[str] | None = None) -> dict:
     pool = [m for m in fits.POOL[protocol] if m in members]
     folder = args.out / protocol
     start = time.perf_counter()
-    rows, chosen_all, eca_rows = [], [], []
+    rows, chosen_all, eca_rows, weight_rows = [], [], [], []
     for d in datasets:
         X, y = fits.load(d)
         k = fits.n_folds(y)
@@ -613,6 +649,13 @@ def main(argv: list[str] | None = None) -> dict:
                 for method, o in fused.items():
                     orders[method] = o
                     write_orders(folder / "orders" / d.name, method, o)
+            for method in args.fitted:
+                o, weights = fitted_folds(d, method, k)
+                if o is None:
+                    raise SystemExit(f"{d.name}: {method}'s fits are not all in the cache")
+                orders[method] = o
+                weight_rows += weights
+                write_orders(folder / "orders" / d.name, method, o)
         else:
             orders, chosen = dataset_orders(protocol, d, X, y, outer, k, members, pool)
             chosen_all += chosen
@@ -646,6 +689,8 @@ def main(argv: list[str] | None = None) -> dict:
     write_table(long, folder / "folds.csv")
     if chosen_all:
         pd.DataFrame(chosen_all).to_csv(folder / "members.csv", index=False)
+    if weight_rows:
+        write_table(pd.DataFrame(weight_rows), folder / "member_weights.csv")
     singles = [m for m in members if m in set(long["method"])] + ["random"]
     headline = HEADLINE[protocol]
     report = {
@@ -675,6 +720,11 @@ def main(argv: list[str] | None = None) -> dict:
         stats = statistics(table, higher, [m for m in singles if m != "random"])
         stats.update(dropped_methods=dropped_methods, dropped_datasets=dropped_sets)
         stats["head_to_head"] = head_to_head(table, higher, stats)
+        # pre-registered single pairs (leaderboard/README.md), outside the Holm family above
+        stats["pairs"] = pair_tests(
+            table, higher, stats["average_ranks"],
+            [(a, b) for a, b in PAIRS if a in table.columns and b in table.columns],
+        )  # fmt: skip
         gaps = regret(table, higher, [m for m in singles if m != "random"])
         write_table(gaps, folder / f"regret_{score}.csv", index=True)
         stats["regret"] = {
@@ -723,6 +773,19 @@ def main(argv: list[str] | None = None) -> dict:
                 f"| {h['a']} | {h['b']} | {h['rank_a']:.2f} / {h['rank_b']:.2f} | "
                 f"{h['wins_a']} / {h['wins_b']} | {h['p']:.3g} | {h['p_holm']:.3g} |"
                 for h in stats["head_to_head"]
+            ]
+        if stats["pairs"]:
+            lines += [
+                "",
+                "Pre-registered pairs (Wilcoxon signed-rank, zsplit, each on its own):",
+                "",
+                "| a | b | average ranks | wins a / b | p |",
+                "|---|---|---|---|---|",
+            ]
+            lines += [
+                f"| {h['a']} | {h['b']} | {h['rank_a']:.2f} / {h['rank_b']:.2f} | "
+                f"{h['wins_a']} / {h['wins_b']} | {h['p']:.3g} |"
+                for h in stats["pairs"]
             ]
         lines += ["", f"Per data set ({score}, mean over folds):", "", _markdown(wide, ".4f"), ""]
     left_out = [d.name for d in present if d not in datasets]

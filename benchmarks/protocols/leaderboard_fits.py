@@ -84,7 +84,15 @@ POOL = {"supervised": POOLS["classification"], "unsupervised": POOLS["unsupervis
 VARIANTS = {
     "mo_weighting": ("mo_weighting", {"objectives": ("-NCA", "-FR", "SP")}),
     "mo_weighting_paper": ("mo_weighting", {"objectives": ("C1", "-C2", "-C3")}),
+    # fitted whole on each outer training fold (its own inner folds inside the fit), not
+    # stacked from the pool's stored inner fits as stacked_auto is: NSGA-II weights need
+    # the members' inner rankings inside the optimisation (leaderboard/README.md, the
+    # pre-registration of the NSGA-II member weights)
+    "stacked_nsga2": ("stacked", {"combine": "nsga2", "population": 20, "generations": 10}),
 }
+#: the variants that are ensembles: fitted as cells, but not single rankers of the board
+#: (no best-single candidate, not an aggregate's member)
+FITTED_ENSEMBLES = ("stacked_nsga2",)
 
 
 def base_ranker(method: str) -> str:
@@ -273,6 +281,8 @@ def _fit_folds(cell: Cell, X, y, folds, todo, commit) -> None:
         _save_npy(cell.folder / f"fold_{f:02d}.order.npy", order)
         _save_npy(cell.folder / f"fold_{f:02d}.scores.npy", np.asarray(est.scores_, float))
         meta = {"fold": f, "cpu_seconds": cpu, "wall_seconds": wall, **commit}
+        if hasattr(est, "member_weights_"):  # a fitted ensemble's learned weights
+            meta["member_weights"] = {m: float(w) for m, w in est.member_weights_.items()}
         meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S")
         atomic_write(cell.folder / f"fold_{f:02d}.json", json.dumps(meta))
 
@@ -360,7 +370,9 @@ def protocol_rankers(protocol: str) -> list[str]:
         names = table.loc[kinds & table["requires_y"], "name"]
     # the registered ensemble is scored from its pool's stored folds (leaderboard.py), as
     # stacked_auto / stacked_top3 / stacked_top1, not fitted as one more member
-    variants = {v for v, (base, _) in VARIANTS.items() if base in set(names)}
+    variants = {
+        v for v, (base, _) in VARIANTS.items() if base in set(names) and v not in FITTED_ENSEMBLES
+    }
     return sorted((set(names) - {"stacked"}) | variants)
 
 
@@ -475,7 +487,12 @@ def main(argv: list[str] | None = None) -> None:
     protocols = ("supervised", "unsupervised") if args.protocol == "both" else (args.protocol,)
     by_protocol = {p: protocol_rankers(p) for p in protocols}
     if args.rankers:
-        by_protocol = {p: [n for n in v if n in args.rankers] for p, v in by_protocol.items()}
+        # the fitted ensembles (classification task) only when named
+        named = [e for e in FITTED_ENSEMBLES if e in args.rankers]
+        by_protocol = {
+            p: [n for n in v if n in args.rankers] + (named if p == "supervised" else [])
+            for p, v in by_protocol.items()
+        }
     by_protocol = {p: [n for n in v if tier(n) <= args.max_tier] for p, v in by_protocol.items()}
     skip = set(args.exclude)
     commit = commit_info()

@@ -115,3 +115,28 @@ def test_ship_lets_a_later_run_replace_a_shape_and_names_the_ensemble(tmp_path):
     # ensemble under its registered name (n_members="auto"), its other setting left out
     assert got == {(200, "anova_f"): 0.9, (200, "stacked"): 0.8, (2000, "anova_f"): 0.4}
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "shipped.csv"), out, check_dtype=False)
+
+
+def test_a_new_ranker_runs_beside_a_committed_run(tmp_path):
+    """--beside: a run of one ranker (here the NSGA-II-weighted ensemble) gets a committed
+    run's rows of the same cells for the rankers it lacks, and its gap table compares it
+    with their best single ranker; the committed run's own rows stay as they were."""
+    common = ["--quick", "--structures", "shift", "--cache-dir", str(tmp_path / "cache"),
+              "--backend", "inline", "--quiet"]  # fmt: skip
+    first = atlas.main([*common, "--rankers", "anova_f", "t_test", "--out", str(tmp_path / "a")])
+    frame = atlas.main(
+        [*common, "--rankers", "stacked_nsga2", "--beside", str(tmp_path / "a"),
+         "--out", str(tmp_path / "b")]
+    )  # fmt: skip
+    keys = ["structure", "informative", "n_features", "n_samples", "seed", "ranker"]
+    mine = frame[frame["ranker"] == "stacked_nsga2"]
+    assert len(mine) == len(first[first["ranker"] == "anova_f"]) > 0
+    theirs = frame[frame["ranker"].isin(["anova_f", "t_test"])].sort_values(keys)
+    expected = first[first["ranker"].isin(["anova_f", "t_test"])].sort_values(keys)
+    pd.testing.assert_frame_equal(
+        theirs.reset_index(drop=True)[expected.columns], expected.reset_index(drop=True),
+        check_dtype=False,
+    )  # fmt: skip
+    # random is this run's own, not taken twice
+    assert frame["ranker"].eq("random").sum() == first["ranker"].eq("random").sum()
+    assert "| shift | stacked_nsga2 |" in (tmp_path / "b" / "summary.md").read_text()

@@ -358,3 +358,62 @@ def test_the_head_to_head_adds_the_weighting_as_a_fourth_contender(lb):
     assert max(r["p_holm"] for r in rows) <= 1.0
     smallest = int(np.argmin(raw))
     assert rows[smallest]["p_holm"] == pytest.approx(min(1.0, 6 * raw[smallest]))
+
+
+def test_a_fitted_ensemble_is_fitted_when_named_and_never_a_single_ranker(lb, tmp_path):
+    """stacked_nsga2: a cell of the fits only when named, the product ranker with the NSGA-II
+    weights on each outer training part; scored with --fitted beside committed orders, its
+    orders and learned weights written, never the best single ranker, and its pre-registered
+    pair with stacked_auto tested on its own."""
+    fits, leaderboard, data = lb
+    assert "stacked_nsga2" not in fits.protocol_rankers("supervised")
+    _fit(fits, data, rankers=SUP)
+    assert not list(fits.CACHE.glob("fits/*/skf3-s0/stacked_nsga2__*"))
+    fits.main(
+        ["--protocol", "supervised", "--data-dir", str(data), "--budget", "600", "--no-inner",
+         "--rankers", "stacked_nsga2"]
+    )  # fmt: skip
+    from moweights.ensemble import StackedRanker
+
+    d = _dataset(fits, data, "planted")
+    X, y = fits.load(d)
+    outer = fits.splits(y, 3)
+    orders, weights = leaderboard.fitted_folds(d, "stacked_nsga2", 3)
+    train = outer[1][0]
+    ranker = StackedRanker(combine="nsga2", n_clusters=2, random_state=0).fit(X[train], y[train])
+    np.testing.assert_array_equal(orders[1], ranker.ranking_)
+    fold1 = {r["member"]: r["weight"] for r in weights if r["fold"] == 1}
+    assert fold1 == ranker.member_weights_.to_dict()
+    # a board of committed orders with the fitted ensemble beside them
+    board = tmp_path / "board"
+    leaderboard.main(
+        ["--protocol", "supervised", "--data-dir", str(data), "--out", str(board), "--members",
+         *SUP]
+    )  # fmt: skip
+    report = leaderboard.main(
+        ["--protocol", "supervised", "--data-dir", str(data), "--out", str(board),
+         "--members", *SUP, "--from-orders", str(board), "--fitted", "stacked_nsga2"]
+    )  # fmt: skip
+    stored = leaderboard.read_orders(
+        board / "supervised" / "orders" / "planted" / "stacked_nsga2.npy.gz"
+    )
+    np.testing.assert_array_equal(stored[1], orders[1][: leaderboard.TOP_K])
+    stats = report["scores"]["bacc_1_64"]
+    assert "stacked_nsga2" in stats["average_ranks"] and stats["best_single"] in SUP
+    assert [(p["a"], p["b"]) for p in stats["pairs"]] == [("stacked_nsga2", "stacked_auto")]
+    table = pd.read_csv(board / "supervised" / "member_weights.csv")
+    assert set(table["dataset"]) == {"planted", "noise"} and (table["weight"] >= 0).all()
+
+
+def test_pair_tests_count_wins_and_test_each_pair_alone(lb):
+    _, leaderboard, _ = lb
+    table = pd.DataFrame({"a": [0.9, 0.8, 0.7, 0.6, 0.95], "b": [0.8, 0.85, 0.6, 0.5, 0.9]})
+    ranks = {"a": 1.2, "b": 1.8}
+    (row,) = leaderboard.pair_tests(table, True, ranks, [("a", "b")])
+    assert (row["wins_a"], row["wins_b"]) == (4, 1) and (row["rank_a"], row["rank_b"]) == (1.2, 1.8)
+    from scipy.stats import wilcoxon
+
+    assert row["p"] == pytest.approx(wilcoxon(table["a"], table["b"], zero_method="zsplit").pvalue)
+    twin = table.assign(c=table["a"])
+    (same,) = leaderboard.pair_tests(twin, True, {**ranks, "c": 1.2}, [("a", "c")])
+    assert same["p"] == 1.0 and same["wins_a"] == same["wins_b"] == 0
