@@ -228,6 +228,17 @@ def fitted_folds(dataset, method: str, k: int) -> tuple[list | None, list[dict]]
     return [np.asarray(o, np.intp) for o, _ in stored], rows
 
 
+def committed_weights(board: Path, dataset: str, method: str) -> list[dict]:
+    """The rows of ``board``'s member_weights.csv for one data set and method (none when
+    the file or the rows are missing)."""
+    path = board / "member_weights.csv"
+    if not path.is_file():
+        return []
+    table = pd.read_csv(path)
+    keep = (table["dataset"] == dataset) & (table["method"] == method)
+    return table[keep].to_dict("records")
+
+
 def _ranking(order, scores, names, method):
     from aggregation.ranking import Ranking
 
@@ -652,7 +663,13 @@ def main(argv: list[str] | None = None) -> dict:
             for method in args.fitted:
                 o, weights = fitted_folds(d, method, k)
                 if o is None:
-                    raise SystemExit(f"{d.name}: {method}'s fits are not all in the cache")
+                    # committed before (a run that finished this set), or not yet: a method
+                    # without every set is listed as not ranked (complete_table)
+                    kept = committed_weights(args.from_orders / protocol, d.name, method)
+                    weight_rows += kept
+                    state = "its committed orders" if method in orders else "not fitted yet"
+                    print(f"{d.name}: {method}'s fits are not all in the cache: {state}")
+                    continue
                 orders[method] = o
                 weight_rows += weights
                 write_orders(folder / "orders" / d.name, method, o)

@@ -364,15 +364,26 @@ def test_a_fitted_ensemble_is_fitted_when_named_and_never_a_single_ranker(lb, tm
     """stacked_nsga2: a cell of the fits only when named, the product ranker with the NSGA-II
     weights on each outer training part; scored with --fitted beside committed orders, its
     orders and learned weights written, never the best single ranker, and its pre-registered
-    pair with stacked_auto tested on its own."""
+    pair with stacked_auto tested on its own. Fitted on one set of two, it is listed as not
+    ranked; a set whose fits left the cache keeps its committed orders and weights."""
+    import shutil
+
     fits, leaderboard, data = lb
     assert "stacked_nsga2" not in fits.protocol_rankers("supervised")
     _fit(fits, data, rankers=SUP)
     assert not list(fits.CACHE.glob("fits/*/skf3-s0/stacked_nsga2__*"))
-    fits.main(
-        ["--protocol", "supervised", "--data-dir", str(data), "--budget", "600", "--no-inner",
-         "--rankers", "stacked_nsga2"]
-    )  # fmt: skip
+    nsga2 = ["--protocol", "supervised", "--data-dir", str(data), "--budget", "600",
+             "--no-inner", "--rankers", "stacked_nsga2"]  # fmt: skip
+    board = tmp_path / "board"
+    base = ["--protocol", "supervised", "--data-dir", str(data), "--out", str(board),
+            "--members", *SUP]  # fmt: skip
+    leaderboard.main(base)
+    fitted = [*base, "--from-orders", str(board), "--fitted", "stacked_nsga2"]
+    fits.main([*nsga2, "--datasets", "noise"])
+    partial = leaderboard.main(fitted)["scores"]["bacc_1_64"]
+    assert "stacked_nsga2" in partial["dropped_methods"] and not partial["pairs"]
+    assert not (board / "supervised" / "orders" / "planted" / "stacked_nsga2.npy.gz").exists()
+    fits.main(nsga2)
     from moweights.ensemble import StackedRanker
 
     d = _dataset(fits, data, "planted")
@@ -385,15 +396,7 @@ def test_a_fitted_ensemble_is_fitted_when_named_and_never_a_single_ranker(lb, tm
     fold1 = {r["member"]: r["weight"] for r in weights if r["fold"] == 1}
     assert fold1 == ranker.member_weights_.to_dict()
     # a board of committed orders with the fitted ensemble beside them
-    board = tmp_path / "board"
-    leaderboard.main(
-        ["--protocol", "supervised", "--data-dir", str(data), "--out", str(board), "--members",
-         *SUP]
-    )  # fmt: skip
-    report = leaderboard.main(
-        ["--protocol", "supervised", "--data-dir", str(data), "--out", str(board),
-         "--members", *SUP, "--from-orders", str(board), "--fitted", "stacked_nsga2"]
-    )  # fmt: skip
+    report = leaderboard.main(fitted)
     stored = leaderboard.read_orders(
         board / "supervised" / "orders" / "planted" / "stacked_nsga2.npy.gz"
     )
@@ -403,6 +406,11 @@ def test_a_fitted_ensemble_is_fitted_when_named_and_never_a_single_ranker(lb, tm
     assert [(p["a"], p["b"]) for p in stats["pairs"]] == [("stacked_nsga2", "stacked_auto")]
     table = pd.read_csv(board / "supervised" / "member_weights.csv")
     assert set(table["dataset"]) == {"planted", "noise"} and (table["weight"] >= 0).all()
+    # the planted set's fits gone from the cache: its committed orders and weights stay
+    shutil.rmtree(next(fits.CACHE.glob("fits/planted-*/skf3-s0/stacked_nsga2__*")))
+    again = leaderboard.main(fitted)["scores"]["bacc_1_64"]
+    assert again["average_ranks"] == stats["average_ranks"]
+    pd.testing.assert_frame_equal(pd.read_csv(board / "supervised" / "member_weights.csv"), table)
 
 
 def test_pair_tests_count_wins_and_test_each_pair_alone(lb):
