@@ -63,13 +63,26 @@ def _model(name: str, seed: int):
 
 
 def _fold_scores(
-    orders, Xtr, Xte, ytr, yte, ks, model, n_neighbors, metric, n_classes, seed, memo=None
+    orders,
+    Xtr,
+    Xte,
+    ytr,
+    yte,
+    ks,
+    model,
+    n_neighbors,
+    metric,
+    n_classes,
+    seed,
+    memo=None,
+    fold=(),
 ) -> tuple[np.ndarray, dict]:
     """Scores at every k for one fold, averaged over ``orders`` (several for "random"), and
-    the subsets newly scored (for the caller's ``memo``)."""
+    the subsets newly scored (for the caller's ``memo``; ``fold`` names the fold's data in
+    it, ``SubsetMemo.fold_keys``)."""
     # the seed only matters to the svm and logistic models
     model_key = (model, n_neighbors) if model == "knn" else (model, seed)
-    known = SubsetMemo(memo, Xtr, Xte, ytr, yte, *model_key, metric, n_classes)
+    known = SubsetMemo(memo, *fold, *model_key, metric, n_classes)
     if model != "svm":
         Xtr, Xte = standardised(Xtr, Xte)
     out = np.zeros(len(ks))
@@ -207,6 +220,7 @@ def class_curve(
             f"n_neighbors={n_neighbors} must be in 1..{smallest} (the smallest training fold)"
         )
     model_seed = int(seed.generate_state(1)[0])
+    fold_keys = SubsetMemo.fold_keys(memo, Xc, yc, splits)
     jobs = (
         delayed(_fold_scores)(
             per_fold[f],
@@ -221,6 +235,7 @@ def class_curve(
             n_classes,
             model_seed,
             memo,
+            fold_keys[f],
         )
         for f, (tr, te) in enumerate(splits)
     )

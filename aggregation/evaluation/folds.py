@@ -405,15 +405,25 @@ class SubsetMemo:
     key is a digest of the fold's training and test rows and targets, the settings and
     the subset, so a memo shared by mistake across other data or settings is never read.
     The scores are the same computation's, bit for bit; only the time changes.
+
+    A fold's data is named by ``fold_keys``: a digest of the whole ``X`` and ``y``,
+    taken once per curve, with the fold's row indices (which fix its training and test rows
+    and targets), so that a curve scored many times (NSGA-II's member weights) does not
+    read the data once per fold and call.
     """
 
     def __init__(self, memo: dict | None, *parts: Any):
-        import hashlib
-
         self.memo = memo
         self.new: dict[tuple[str, bytes], float] = {}
         if memo is None:
             return
+        self.fold = SubsetMemo.digest(*parts)
+
+    @staticmethod
+    def digest(*parts: Any) -> str:
+        """A digest of arrays (dtype, shape and bytes) and other values (their repr)."""
+        import hashlib
+
         digest = hashlib.blake2b(digest_size=16)
         for part in parts:
             if isinstance(part, np.ndarray):
@@ -423,7 +433,16 @@ class SubsetMemo:
             else:
                 digest.update(repr(part).encode())
             digest.update(b"|")
-        self.fold = digest.hexdigest()
+        return digest.hexdigest()
+
+    @staticmethod
+    def fold_keys(memo: dict | None, X: np.ndarray, y: np.ndarray, splits) -> list:
+        """Per fold, what names its data in a memo: ``(digest of X and y, train rows, test
+        rows)``; ``()`` for every fold without a memo (nothing is read)."""
+        if memo is None:
+            return [() for _ in splits]
+        data = SubsetMemo.digest(X, y)
+        return [(data, np.asarray(tr, np.int64), np.asarray(te, np.int64)) for tr, te in splits]
 
     def get(self, subset: np.ndarray) -> float | None:
         if self.memo is None:

@@ -43,10 +43,11 @@ def _r2(truth: np.ndarray, pred: np.ndarray, train_mean: float) -> float:
     return 1.0 - sse / sst
 
 
-def _fold_scores(orders, Xtr, Xte, ytr, yte, ks, n_neighbors, memo=None):
+def _fold_scores(orders, Xtr, Xte, ytr, yte, ks, n_neighbors, memo=None, fold=()):
     """R² at every k for one fold, averaged over ``orders`` (several for "random"), and the
-    subsets newly scored (for the caller's ``memo``)."""
-    known = SubsetMemo(memo, Xtr, Xte, ytr, yte, "knn", n_neighbors, "r2")
+    subsets newly scored (for the caller's ``memo``; ``fold`` names the fold's data in it,
+    ``SubsetMemo.fold_keys``)."""
+    known = SubsetMemo(memo, *fold, "knn", n_neighbors, "r2")
     Xtr, Xte = standardised(Xtr, Xte)
     mean = float(ytr.mean())
     out = np.zeros(len(ks))
@@ -157,8 +158,11 @@ def regression_curve(
         raise InvalidParameterError(
             f"n_neighbors={n_neighbors} must be in 1..{smallest} (the smallest training fold)"
         )
+    keys = SubsetMemo.fold_keys(memo, Xc, yc, splits)
     jobs = (
-        delayed(_fold_scores)(per_fold[f], Xc[tr], Xc[te], yc[tr], yc[te], ks, n_neighbors, memo)
+        delayed(_fold_scores)(
+            per_fold[f], Xc[tr], Xc[te], yc[tr], yc[te], ks, n_neighbors, memo, keys[f]
+        )
         for f, (tr, te) in enumerate(splits)
     )
     results = run_in_order(jobs, n_jobs=n_jobs, progress=progress)
