@@ -89,10 +89,13 @@ VARIANTS = {
     # the members' inner rankings inside the optimisation (leaderboard/README.md, the
     # pre-registration of the NSGA-II member weights)
     "stacked_nsga2": ("stacked", {"combine": "nsga2", "population": 20, "generations": 10}),
+    # stacked_auto fitted the same way: what the NSGA-II weights cost beside it, fold by fold
+    # (the board scores stacked_auto from its pool's stored inner fits, not from these)
+    "stacked_mean_rank": ("stacked", {"combine": "mean_rank"}),
 }
 #: the variants that are ensembles: fitted as cells, but not single rankers of the board
 #: (no best-single candidate, not an aggregate's member)
-FITTED_ENSEMBLES = ("stacked_nsga2",)
+FITTED_ENSEMBLES = ("stacked_nsga2", "stacked_mean_rank")
 
 
 def base_ranker(method: str) -> str:

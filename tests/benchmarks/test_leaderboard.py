@@ -369,7 +369,7 @@ def test_a_fitted_ensemble_is_fitted_when_named_and_never_a_single_ranker(lb, tm
     import shutil
 
     fits, leaderboard, data = lb
-    assert "stacked_nsga2" not in fits.protocol_rankers("supervised")
+    assert not set(fits.FITTED_ENSEMBLES) & set(fits.protocol_rankers("supervised"))
     _fit(fits, data, rankers=SUP)
     assert not list(fits.CACHE.glob("fits/*/skf3-s0/stacked_nsga2__*"))
     nsga2 = ["--protocol", "supervised", "--data-dir", str(data), "--budget", "600",
