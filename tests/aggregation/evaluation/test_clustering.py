@@ -145,7 +145,11 @@ def _blobs(seed=0):
 
 def test_cluster_scores_on_planted_features():
     X, y = _blobs()
-    table = cluster_scores(X, y, ["f2", "f3", "f0", "f1", "f4", "f5"], k_features=[2, 6])
+    # seeded: one k-means++ start in five can land two centres in one blob (2 of 100 seeds
+    # have such a restart here), which the mean over the restarts then shows
+    table = cluster_scores(
+        X, y, ["f2", "f3", "f0", "f1", "f4", "f5"], k_features=[2, 6], random_state=0
+    )
     assert list(table.columns) == [
         "k_features",
         "evaluation",
