@@ -228,15 +228,12 @@ def fitted_folds(dataset, method: str, k: int) -> tuple[list | None, list[dict]]
     return [np.asarray(o, np.intp) for o, _ in stored], rows
 
 
-def committed_weights(board: Path, dataset: str, method: str) -> list[dict]:
-    """The rows of ``board``'s member_weights.csv for one data set and method (none when
-    the file or the rows are missing)."""
+def committed_weights(board: Path) -> pd.DataFrame:
+    """``board``'s member_weights.csv (empty, with its columns, when there is none)."""
     path = board / "member_weights.csv"
     if not path.is_file():
-        return []
-    table = pd.read_csv(path)
-    keep = (table["dataset"] == dataset) & (table["method"] == method)
-    return table[keep].to_dict("records")
+        return pd.DataFrame(columns=["dataset", "method", "fold", "member", "weight"])
+    return pd.read_csv(path)
 
 
 def _ranking(order, scores, names, method):
@@ -645,6 +642,8 @@ def main(argv: list[str] | None = None) -> dict:
     folder = args.out / protocol
     start = time.perf_counter()
     rows, chosen_all, eca_rows, weight_rows = [], [], [], []
+    # read before the loop: this run rewrites the file in the same folder at its end
+    committed = committed_weights(args.from_orders / protocol) if args.from_orders else None
     for d in datasets:
         X, y = fits.load(d)
         k = fits.n_folds(y)
@@ -665,8 +664,8 @@ def main(argv: list[str] | None = None) -> dict:
                 if o is None:
                     # committed before (a run that finished this set), or not yet: a method
                     # without every set is listed as not ranked (complete_table)
-                    kept = committed_weights(args.from_orders / protocol, d.name, method)
-                    weight_rows += kept
+                    keep = (committed["dataset"] == d.name) & (committed["method"] == method)
+                    weight_rows += committed[keep].to_dict("records")
                     state = "its committed orders" if method in orders else "not fitted yet"
                     print(f"{d.name}: {method}'s fits are not all in the cache: {state}")
                     continue
