@@ -19,7 +19,7 @@ from scipy.spatial.distance import pdist
 
 from rankers.preprocessing import column_norms, minmax_scale
 
-__all__ = ["EdgeSet", "FiledPairs", "dissimilarities", "rqh_upper_bound"]
+__all__ = ["EdgeSet", "FiledPairs", "dissimilarities", "rqh_upper_bound", "second_largest"]
 
 # entries of the Gram tile (block of rows x all later columns) computed at once: 64 MB
 TILE = 2**23
@@ -32,7 +32,10 @@ def dissimilarities(X: np.ndarray, similarity: str, scaling: str) -> np.ndarray:
 
     The correlations are computed a block of rows of the upper triangle at a time (one
     GEMM per tile), so only the condensed vector (8 bytes a pair) is held, never the
-    ``n x n`` Gram matrix and its copies.
+    ``n x n`` Gram matrix and its copies. With ``"abs_correlation"``, a pair whose
+    ``|r|`` rounds past 1 comes out a rounding below 0 rather than clipped to 0 (two
+    passes over each tile instead of four): FRANe sets every dissimilarity at or below
+    ``1e-12 * d_max`` to 0 (``frane._zero_tiny``), which makes it the 0 clipping gave.
     """
     if similarity in ("abs_correlation", "correlation"):
         Z = X - X.mean(axis=0)
@@ -44,12 +47,12 @@ def dissimilarities(X: np.ndarray, similarity: str, scaling: str) -> np.ndarray:
         for a in range(0, n - 1, block):
             b = min(a + block, n - 1)
             tile = Z[:, a:b].T @ Z[:, a:]  # rows a..b-1, columns a..n-1
-            np.clip(tile, -1.0, 1.0, out=tile)
             if similarity == "abs_correlation":
                 np.abs(tile, out=tile)
-            np.subtract(1.0, tile, out=tile)
-            for j in range(a, b):
-                d[starts[j] : starts[j + 1]] = tile[j - a, j - a + 1 :]
+            else:
+                np.clip(tile, -1.0, 1.0, out=tile)
+            for j in range(a, b):  # 1 - r, written straight into the condensed vector
+                np.subtract(1.0, tile[j - a, j - a + 1 :], out=d[starts[j] : starts[j + 1]])
         return d
     F = X.T
     if scaling == "minmax":
@@ -124,7 +127,7 @@ class FiledPairs:
         starts = self.starts
         for a, b, lo, hi in chunks(n):
             dc = d[lo:hi]
-            f = index(dc - tol)
+            f = index(dc, tol)
             f[dc >= d_max - tol] = T
             self.first[lo:hi] = f
             f = f.astype(np.int64)
@@ -248,15 +251,21 @@ class _ThresholdIndex:
         self.lo = np.searchsorted(thresholds, edges[:-1] - slack, side="left")
         self.hi = np.searchsorted(thresholds, edges[1:] + slack, side="left")
         self.lo[0], self.hi[-1] = 0, thresholds.size  # they also take all below and above
-        self.lo = self.lo.astype(np.min_scalar_type(thresholds.size))
-        self.hi = self.hi.astype(self.lo.dtype)
+        # one table: the answer where the bucket holds no threshold, else UNSURE
+        self.unsure = thresholds.size + 1
+        dtype = np.min_scalar_type(self.unsure)
+        self.table = np.where(self.lo == self.hi, self.lo, self.unsure).astype(dtype)
 
-    def __call__(self, v: np.ndarray) -> np.ndarray:
-        key = (v * self.scale).astype(np.int32)
+    def __call__(self, v: np.ndarray, shift: float = 0.0) -> np.ndarray:
+        """The answers for ``v - shift`` (``shift`` subtracted only where a search needs it)."""
+        key = v * self.scale
+        if shift:
+            key -= shift * self.scale  # a bucket is wide beside this rounding (see slack)
+        key = key.astype(np.int32)
         np.clip(key, 0, self._BUCKETS - 1, out=key)
-        f = self.lo[key]
-        unsure = np.flatnonzero(f != self.hi[key])
-        f[unsure] = np.searchsorted(self.thresholds, v[unsure], side="left")
+        f = self.table[key]
+        unsure = np.flatnonzero(f == self.unsure)
+        f[unsure] = np.searchsorted(self.thresholds, v[unsure] - shift, side="left")
         return f
 
 
@@ -282,7 +291,8 @@ class EdgeSet:
         small = indices.size < np.iinfo(np.int32).max
         self.indptr = indptr.astype(np.int32 if small else np.int64)
         self.indices, self.weights, self.first, self.last, self.n = indices, weights, first, last, n
-        self._data: np.ndarray | None = None
+        self._data: np.ndarray | None = None  # the weights of graph _t
+        self._t = -1
 
     @property
     def size(self) -> int:
@@ -294,9 +304,16 @@ class EdgeSet:
         The weights of the graph are written into one buffer shared by every graph of the
         set: the product of an earlier graph is no longer valid after this call.
         """
-        if self._data is None:
-            self._data = np.empty_like(self.weights)
-        np.multiply(self.weights, self.first <= t, out=self._data)
+        if self._data is None or t < self._t:
+            self._data = np.empty_like(self.weights) if self._data is None else self._data
+            np.multiply(self.weights, self.first <= t, out=self._data)
+        elif t > self._t:  # only the edges graph t adds to the last one written
+            for lo in range(0, self.size, CHUNK):
+                f = self.first[lo : lo + CHUNK]
+                added = np.flatnonzero((f > self._t) & (f <= t))
+                added += lo
+                self._data[added] = self.weights[added]
+        self._t = t
         upper = sp.csr_matrix((self._data, self.indices, self.indptr), shape=(self.n, self.n))
         lower = upper.T  # the same arrays, read as CSC
 
@@ -314,6 +331,16 @@ class EdgeSet:
             (np.concatenate([w, w]), (np.concatenate([rows, cols]), np.concatenate([cols, rows]))),
             shape=(n_all, n_all),
         )
+
+
+def second_largest(a: np.ndarray) -> float:
+    """The second largest entry of ``a`` (the largest again if it occurs twice; ``a.size >= 2``).
+
+    ``np.partition(a, a.size - 2)[a.size - 2]``, in three passes without a copy: this is
+    asked once per graph and once per step of a solve.
+    """
+    top = int(np.argmax(a))
+    return float(max(a[:top].max(initial=-np.inf), a[top + 1 :].max(initial=-np.inf)))
 
 
 def rqh_upper_bound(degrees: np.ndarray, damping: float) -> float:
@@ -336,7 +363,6 @@ def rqh_upper_bound(degrees: np.ndarray, damping: float) -> float:
     if g.size < 3 or positive.size == 0:
         return float("inf")
     c = damping / (1.0 - damping)
-    top2 = np.partition(g, g.size - 2)[g.size - 2]
-    low2 = np.partition(g, 1)[1]
+    top2, low2 = second_largest(g), -second_largest(-g)
     bound = (1.0 + c * top2 / positive.min()) / (1.0 + c * low2 / g.max())
     return float(bound) * (1.0 + 1e-9)  # the degrees' rounding

@@ -19,6 +19,7 @@ from rankers.unsupervised._frane_graph import (
     FiledPairs,
     dissimilarities,
     rqh_upper_bound,
+    second_largest,
 )
 from rankers.utils.param_validation import Interval, StrOptions
 
@@ -81,7 +82,10 @@ class FRANeRanker(BaseRanker):
     (by more than the tie tolerance) is skipped: it could neither be the largest nor tie
     with it, so the choice, the scores and the ranking are those of scoring every graph.
     The dense graphs, whose PageRank is nearly uniform, are ruled out this way without
-    ever being built.
+    ever being built. A graph that is built is dropped as soon as its solve proves its RQH
+    below the best (from the iterate and its residual, each score is known within a bound:
+    ``_rqh_bound``), so on correlated data, where the degrees alone rule out little,
+    the graphs that cannot win take a few products each instead of a full solve.
 
     Parameters
     ----------
@@ -131,10 +135,12 @@ class FRANeRanker(BaseRanker):
         Average degree ``2|E| / n`` of each threshold's graph.
     rqh_ : ndarray of shape (n_thresholds_tried,)
         RQH of each threshold's ranking; NaN where the graph was below ``min_edges`` or
-        ruled out by its bound (``rqh_bounds_`` below the largest RQH).
+        ruled out by a bound (``rqh_bounds_`` below the largest RQH).
     rqh_bounds_ : ndarray of shape (n_thresholds_tried,)
-        The upper bound on each graph's RQH that decided whether to score it (NaN where
-        it was not needed: below ``min_edges``, or the same edges as a scored graph).
+        The upper bound on each graph's RQH that decided whether to score it: from its
+        degrees, or, where that did not rule it out and its solve did, the bound proven
+        while solving (NaN where no bound was needed: below ``min_edges``, or the same
+        edges as a scored graph).
 
     See Also
     --------
@@ -250,7 +256,7 @@ class FRANeRanker(BaseRanker):
         fixed = self._fixed_bytes(m, n)
         self._check_memory(fixed, n)
         d = dissimilarities(X, self.similarity, self.feature_scaling)  # condensed, j < k
-        d_max = float(d.max()) if d.size else 0.0
+        d_max = max(float(d.max()), 0.0) if d.size else 0.0  # see dissimilarities
         lo = _zero_tiny(d, 1e-12 * d_max)
         thresholds = self._threshold_sequence(d, d_max, lo)
         # a pair within the tie tolerance of a threshold is under it: thresholds are
@@ -295,8 +301,14 @@ class FRANeRanker(BaseRanker):
                     filed.shrink(needed)
                 edges = filed.edges(last)
             product, deg = edges.matrix(t)
-            solved[size], start = _solve_pagerank(product, deg, self.damping, start, True)
+            below = best * (1.0 - 4.0 * _RQH_RTOL)
+            x, y, bound = _solve_pagerank(product, deg, self.damping, start, True, below)
             del product
+            if x is None:  # proven below the best while solving: not the best, nor tied
+                bounds[t] = bound
+                start = y
+                continue
+            solved[size], start = x, y
             rqh[t] = ranking_quality(solved[size])
             best = max(best, rqh[t])
         # the first threshold whose RQH ties with the largest: graphs that differ only in
@@ -413,8 +425,13 @@ def pagerank(A, damping: float = 0.85, *, start=None, full_output: bool = False)
     return _solve_pagerank(A.__matmul__, deg, damping, start, full_output)
 
 
-def _solve_pagerank(product, deg, damping, start=None, full_output=False):
-    """PageRank from the weighted degrees and the product ``v -> A v`` (see :func:`pagerank`)."""
+def _solve_pagerank(product, deg, damping, start=None, full_output=False, below=None):
+    """PageRank from the weighted degrees and the product ``v -> A v`` (see :func:`pagerank`).
+
+    With ``below``, the solve stops as soon as the RQH of the solution is proven to lie
+    below it (``_rqh_bound``), and returns ``None`` in place of the scores (with the
+    bound, and the iterate as ``y``).
+    """
     root = np.sqrt(np.where(deg > 0.0, deg, 1.0))
     s = 1.0 / root
 
@@ -430,6 +447,11 @@ def _solve_pagerank(product, deg, damping, start=None, full_output=False):
     for _ in range(max(1000, 10 * b.size)):
         if rr <= goal:
             break
+        if below is not None and below > 1.0 and _rqh_bound(y, r, root, damping) < below:
+            # confirmed on the residual computed anew (the recurrence's drifts)
+            bound = _rqh_bound(y, b - op(y), root, damping)
+            if bound < below:
+                return (None, y, bound) if full_output else None
         q = op(p)
         alpha = rr / (p @ q)
         y += alpha * p
@@ -442,7 +464,39 @@ def _solve_pagerank(product, deg, damping, start=None, full_output=False):
         )
     x = root * y
     x /= x.sum()
-    return (x, y) if full_output else x
+    return (x, y, np.nan) if full_output and below is not None else (x, y) if full_output else x
+
+
+def _rqh_bound(y, residual, root, damping) -> float:
+    """An upper bound on the RQH of the exact solution, from an iterate and its residual.
+
+    In ``r = y / root`` (``x = g r`` the unnormalised scores, ``g = root²`` the degrees, 1
+    for an isolated node) the system is ``M r = 1`` with ``M = D - damping A``, whose row
+    sums are at least ``(1 - damping) g``. ``M`` is a nonsingular M-matrix
+    (``M^{-1} >= 0``), so with ``rho = root * residual`` (the residual of ``M r = 1``) the
+    error of ``r`` is at most ``mu = max |rho| / ((1 - damping) g)`` in every component;
+    row ``i`` of ``M`` then puts score ``i``'s error within ``|rho_i| + damping g_i mu``,
+    and the l1 norm of all the scores' errors is at most ``sum |rho| / (1 - damping)``
+    (the columns of ``damping A D^{-1}`` sum to at most ``damping``). Every score is at
+    least 1. The second largest score is at most the second largest upper end, the second
+    smallest at least the second smallest lower end (both normalised, and clipped as
+    :func:`ranking_quality` clips).
+    """
+    if y.size < 3:
+        return float("inf")
+    rho = np.abs(residual) * root  # the residual of M r = 1
+    g = root * root
+    mu = float(np.max(rho / g)) / (1.0 - damping) * (1.0 + 1e-9)
+    l1 = float(rho.sum()) / (1.0 - damping) * (1.0 + 1e-9)
+    x = root * y
+    # score i's error: g_i e_i = rho_i + damping sum_j A_ij e_j, at most rho_i + damping g_i mu
+    # (its row of M r = 1); in l1, the errors of all scores are at most l1 together
+    spread = np.minimum((rho + damping * g * mu) * (1.0 + 1e-9), l1)
+    hi, lo = x + spread, np.maximum(x - spread, 1.0)  # every score is at least 1
+    total_lo = lo.sum()
+    top = second_largest(hi) / total_lo
+    low = -second_largest(-lo) / hi.sum()
+    return float(max(top, 1e-10) / max(low, 1e-10)) * (1.0 + 1e-9)
 
 
 def ranking_quality(scores: np.ndarray) -> float:

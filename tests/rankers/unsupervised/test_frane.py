@@ -402,6 +402,59 @@ def test_dense_graphs_are_ruled_out_without_changing_the_choice():
     np.testing.assert_allclose(est.scores_, x, rtol=1e-9)
 
 
+@settings(max_examples=40)
+@given(seed=st.integers(0, 2**32 - 1), density=st.floats(0.02, 1.0), isolated=st.integers(0, 5))
+def test_rqh_bound_from_a_partial_solve_holds_on_random_graphs(seed, density, isolated):
+    # frane._rqh_bound: any iterate and its residual bound the exact solution's RQH
+    from rankers.unsupervised.frane import _rqh_bound
+
+    rng = np.random.default_rng(seed)
+    n = 30
+    A = np.triu(rng.random((n, n)) * (rng.random((n, n)) < density), 1)
+    A = A + A.T
+    A[:isolated] = A[:, :isolated] = 0.0
+    deg = A.sum(axis=1)
+    root = np.sqrt(np.where(deg > 0.0, deg, 1.0))
+    for damping in (0.5, 0.85, 0.99):
+        exact = ranking_quality(pagerank(sp.csr_matrix(A), damping))
+        # the solver's unknown: y = root * r with (D - damping A) r = 1
+        y_exact = root * np.linalg.solve(np.diag(root**2) - damping * A, np.ones(n))
+        for y in (
+            1.0 / root,  # the solver's cold start
+            y_exact * (1.0 + 0.3 * rng.standard_normal(n)),  # far from it
+            y_exact * (1.0 + 1e-6 * rng.standard_normal(n)),  # nearly solved
+            rng.random(n),
+        ):
+            s = 1.0 / root
+            residual = s - (y - damping * s * (A @ (s * y)))
+            assert exact <= _rqh_bound(y, residual, root, damping) * (1.0 + 1e-12)
+
+
+def test_graphs_proven_worse_while_solving_are_dropped_without_changing_the_choice(
+    monkeypatch,
+):
+    import rankers.unsupervised.frane as frane
+
+    dropped = []
+    solve = frane._solve_pagerank
+
+    def counted(*args):
+        out = solve(*args)
+        dropped.append(out[0] is None)
+        return out
+
+    monkeypatch.setattr(frane, "_solve_pagerank", counted)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 150))
+    X[:, :45] += rng.normal(size=(100, 5)) @ rng.normal(size=(5, 45))  # five latent factors
+    est = FRANeRanker(n_thresholds=40).fit(X)
+    (_, t, x), rqh, _ = simple_frane(X, n_thresholds=40)
+    assert sum(dropped) >= 5  # graphs built, their solve stopped once below the best
+    assert_rqh_or_ruled_out(est, rqh)
+    assert est.threshold_ == pytest.approx(t, rel=1e-12)
+    np.testing.assert_allclose(est.scores_, x, rtol=1e-9)
+
+
 def test_threshold_index_is_searchsorted_exactly():
     from rankers.unsupervised._frane_graph import _ThresholdIndex
 
@@ -413,8 +466,16 @@ def test_threshold_index_is_searchsorted_exactly():
         rng.random(100_000) * d_max, thresholds, np.nextafter(thresholds, 0),
         np.nextafter(thresholds, 1), k * (d_max / _ThresholdIndex._BUCKETS), [-1e-9, 0, 2.0],
     ])  # fmt: skip
-    expected = np.searchsorted(thresholds, v, side="left")
-    np.testing.assert_array_equal(_ThresholdIndex(thresholds, d_max)(v), expected)
+    index = _ThresholdIndex(thresholds, d_max)
+    np.testing.assert_array_equal(index(v), np.searchsorted(thresholds, v, side="left"))
+    # the filing's tie tolerance, subtracted inside: the answers for v - shift, where v
+    # lands on a threshold after the shift, or an ulp beside it
+    shift = 1e-9 * d_max
+    w = np.concatenate([v, thresholds + shift, np.nextafter(thresholds + shift, 0),
+                        np.nextafter(thresholds + shift, 1)])  # fmt: skip
+    np.testing.assert_array_equal(
+        index(w, shift), np.searchsorted(thresholds, w - shift, side="left")
+    )
 
 
 @pytest.mark.parametrize("similarity", ["abs_correlation", "correlation"])
