@@ -365,16 +365,21 @@ def test_choice_does_not_move_when_inputs_move_by_ulps(nudge, thresholds, seed):
 
 
 # ---------------------------------------------------------------- the streamed algorithm
+def random_graph(seed, density, isolated, n=30):
+    """A random symmetric weighted graph on ``n`` nodes, its first ``isolated`` without edges."""
+    rng = np.random.default_rng(seed)
+    A = np.triu(rng.random((n, n)) * (rng.random((n, n)) < density), 1)
+    A = A + A.T
+    A[:isolated] = A[:, :isolated] = 0.0
+    return A, rng
+
+
 @settings(max_examples=40)
 @given(seed=st.integers(0, 2**32 - 1), density=st.floats(0.02, 1.0), isolated=st.integers(0, 5))
 def test_rqh_bound_holds_on_random_graphs(seed, density, isolated):
     from rankers.unsupervised._frane_graph import rqh_upper_bound
 
-    rng = np.random.default_rng(seed)
-    n = 30
-    A = np.triu(rng.random((n, n)) * (rng.random((n, n)) < density), 1)
-    A = A + A.T
-    A[:isolated] = A[:, :isolated] = 0.0
+    A, _ = random_graph(seed, density, isolated)
     for damping in (0.5, 0.85, 0.99):
         exact = ranking_quality(pagerank(sp.csr_matrix(A), damping))
         assert exact <= rqh_upper_bound(A.sum(axis=1), damping)
@@ -408,11 +413,8 @@ def test_rqh_bound_from_a_partial_solve_holds_on_random_graphs(seed, density, is
     # frane._rqh_bound: any iterate and its residual bound the exact solution's RQH
     from rankers.unsupervised.frane import _rqh_bound
 
-    rng = np.random.default_rng(seed)
-    n = 30
-    A = np.triu(rng.random((n, n)) * (rng.random((n, n)) < density), 1)
-    A = A + A.T
-    A[:isolated] = A[:, :isolated] = 0.0
+    A, rng = random_graph(seed, density, isolated)
+    n = A.shape[0]
     deg = A.sum(axis=1)
     root = np.sqrt(np.where(deg > 0.0, deg, 1.0))
     for damping in (0.5, 0.85, 0.99):
