@@ -464,7 +464,9 @@ def _solve_pagerank(product, deg, damping, start=None, full_output=False, below=
         )
     x = root * y
     x /= x.sum()
-    return (x, y, np.nan) if full_output and below is not None else (x, y) if full_output else x
+    if not full_output:
+        return x
+    return (x, y) if below is None else (x, y, np.nan)
 
 
 def _rqh_bound(y, residual, root, damping) -> float:
