@@ -244,6 +244,14 @@ def one_at_a_time_problem(criteria: Any, objectives: Any) -> Any:
     return OneAtATime(criteria, objectives)
 
 
+def emit_report(text: str, out: Path | None) -> None:
+    """Print a script's report, and write it to ``out`` too when given (its folder made)."""
+    print(text)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+
+
 def rows_markdown_4g(rows: list[dict]) -> str:
     """A GitHub markdown table of row dicts with the first row's columns, floats to 4
     significant digits (:func:`rows_markdown`: every key, ``notes`` last, 3 digits)."""

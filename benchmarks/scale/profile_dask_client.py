@@ -31,7 +31,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks._common import ONE_BLAS_THREAD, cpu_seconds_children, rows_markdown_4g
+from benchmarks._common import (
+    ONE_BLAS_THREAD,
+    cpu_seconds_children,
+    emit_report,
+    rows_markdown_4g,
+)
 from benchmarks.scale.bench_dask_run import Cluster
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,10 +126,7 @@ def main(argv=None) -> None:
         + "\n\n"
         f"{rows_markdown_4g(rows)}\n"
     )
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text, encoding="utf-8")
+    emit_report(text, args.out)
 
 
 if __name__ == "__main__":
